@@ -1,0 +1,3 @@
+from promptd.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,22 @@
+"""Shared base model and small value types used by several areas."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ApiModel(BaseModel):
+    """Every wire model: snake_case fields, unknown fields refused (a typo is an error, not a
+    silently ignored option)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Empty(ApiModel):
+    """No fields: the params of parameterless methods and the result `{}`."""
+
+
+class Tools(ApiModel):
+    """The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`."""
+
+    by_kind: dict[str, str] = Field(default_factory=dict)

@@ -1,0 +1,38 @@
+"""Keyed reminder formatting (seed 000) and the reserved-key registry."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from promptd.api.base import ApiModel
+
+
+class WrapParams(ApiModel):
+    key: str = Field(description="Reminder key, [A-Za-z0-9._-]+")
+    body: str
+    # Adds this process's nonce as a `nonce` attribute: the block then parses as authenticated.
+    nonce: bool = False
+
+
+class WrapResult(ApiModel):
+    text: str
+
+
+class ReminderPart(ApiModel):
+    key: str
+    body: str
+
+
+class WrapManyParams(ApiModel):
+    parts: list[ReminderPart]
+    nonce: bool = False
+
+
+class KeyInfoModel(ApiModel):
+    key: str
+    purpose: str
+    introduced_in: str
+
+
+class KeysResult(ApiModel):
+    keys: list[KeyInfoModel]

@@ -1,0 +1,159 @@
+"""Configuration: defaults < promptd.toml (--config) < PROMPTD_* environment < initialize config.
+
+Domain-neutral: each section is a small pydantic model; unknown fields are errors everywhere, so a
+typo in a config file can never silently change behaviour.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from promptd.errors import ConfigError
+
+# PROMPTD_* variables that are not configuration fields.
+NON_CONFIG_ENV = {"PROMPTD_VAULT_KEY", "PROMPTD_CONFIG"}
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class KeyEntry(Section):
+    key: str
+    purpose: str
+    introduced_in: str = "host"
+
+
+class KeysConfig(Section):
+    # Reject keys that are neither reserved nor added by the host.
+    strict: bool = False
+    extra: list[KeyEntry] = Field(default_factory=list)
+
+
+class RemindersConfig(Section):
+    # Seed 003: PUA delimiters by default, XML on request.
+    style: Literal["pua", "xml"] = "pua"
+    # Seed 003's assembled-body budget.
+    budget_chars: int = Field(6000, ge=1)
+    # Seed 003: two seconds per provider.
+    provider_timeout_ms: int = Field(2000, ge=1, le=600_000)
+    spill_dir: str | None = None
+    spill_retention_hours: float = Field(24, gt=0)
+    spill_max_file_bytes: int = Field(1 << 20, ge=1)
+    spill_max_session_bytes: int = Field(16 << 20, ge=1)
+    spill_max_total_bytes: int = Field(256 << 20, ge=1)
+    session_metadata: bool = True
+    project_memory: bool = True
+    project_memory_max_chars: int = Field(20_000, ge=1)
+    file_modified: bool = True
+    providers: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class TodoGateConfig(Section):
+    enabled: bool = False
+    max_fires_per_prompt: int = Field(2, ge=0)
+
+
+class TodoNudgeConfig(Section):
+    enabled: bool = True
+    turns_since_todo_write: int = Field(3, ge=1)
+    turns_between_reminders: int = Field(5, ge=1)
+
+
+class SessionsConfig(Section):
+    idle_timeout_s: float = Field(3600, gt=0)
+    max_sessions: int = Field(1024, ge=1)
+
+
+class PromptConfig(Section):
+    # Seed 004 names `search` as a built-in category exempt from the guard rule.
+    exempt_kinds: list[str] = Field(default_factory=lambda: ["search"])
+
+
+class VaultConfig(Section):
+    key_file: str | None = None
+
+
+class Config(Section):
+    # 16 MiB: large enough for a whole file's contents in one tool result, small enough that a
+    # runaway writer cannot exhaust memory.
+    max_message_bytes: int = Field(16 << 20, ge=1024)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # How long SIGTERM waits for in-flight requests before cancelling them.
+    shutdown_deadline_ms: int = Field(5000, ge=0)
+    # How long a server-to-client request (provider/produce) may take by default.
+    client_call_timeout_ms: int = Field(2000, ge=1)
+    reminders: RemindersConfig = Field(default_factory=RemindersConfig)
+    keys: KeysConfig = Field(default_factory=KeysConfig)
+    todo_gate: TodoGateConfig = Field(default_factory=TodoGateConfig)
+    todo_nudge: TodoNudgeConfig = Field(default_factory=TodoNudgeConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    prompt: PromptConfig = Field(default_factory=PromptConfig)
+    vault: VaultConfig = Field(default_factory=VaultConfig)
+
+    def merged(self, overrides: Mapping[str, Any]) -> Config:
+        """A new config with `overrides` deep-merged on top; raises ConfigError."""
+        return _validate(_deep_merge(self.model_dump(), dict(overrides)))
+
+
+def load(path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    environ = os.environ if environ is None else environ
+    data: dict[str, Any] = {}
+    path = path or environ.get("PROMPTD_CONFIG")
+    if path:
+        try:
+            with open(path, "rb") as handle:
+                data = tomllib.load(handle)
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    data = _deep_merge(data, _from_env(environ))
+    return _validate(data)
+
+
+def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    """PROMPTD_TODO_GATE__ENABLED=true -> {"todo_gate": {"enabled": True}}; values are JSON when
+    they parse as JSON, text otherwise."""
+    out: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith("PROMPTD_") or name in NON_CONFIG_ENV:
+            continue
+        path = name[len("PROMPTD_") :].lower().split("__")
+        try:
+            value: Any = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            value = raw
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"environment variable {name} conflicts with another")
+        node[path[-1]] = value
+    return out
+
+
+def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _validate(data: dict[str, Any]) -> Config:
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "config"
+        raise ConfigError(f"invalid config at {where}: {first['msg']}", field=where) from exc

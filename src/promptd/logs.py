@@ -1,0 +1,56 @@
+"""JSON-lines logging to stderr, metadata only.
+
+Callers pass names, sizes, durations and outcomes as fields. There is deliberately no way to log a
+message body: fields whose values are long strings are cut, so an accidental body cannot leak whole.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+import orjson
+
+LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
+# A field value longer than this is replaced by its length: names and ids are short, bodies are not.
+MAX_FIELD_CHARS = 200
+
+
+class Logger:
+    def __init__(self, level: str = "info", stream: TextIO | None = None) -> None:
+        self.threshold = LEVELS[level]
+        self.stream = stream
+
+    def set_level(self, level: str) -> None:
+        self.threshold = LEVELS[level]
+
+    def enabled(self, level: str) -> bool:
+        return LEVELS[level] >= self.threshold
+
+    def log(self, level: str, event: str, **fields: Any) -> None:
+        if LEVELS[level] < self.threshold:
+            return
+        record = {"ts": round(time.time(), 3), "level": level, "event": event}
+        for name, value in fields.items():
+            if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+                value = f"<{len(value)} chars>"
+            record[name] = value
+        stream = self.stream or sys.stderr
+        try:
+            stream.write(orjson.dumps(record, default=str).decode() + "\n")
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed stderr must never take the server down
+
+    def debug(self, event: str, **fields: Any) -> None:
+        self.log("debug", event, **fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self.log("info", event, **fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self.log("warning", event, **fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        self.log("error", event, **fields)

@@ -1,0 +1,75 @@
+"""What a method is, and what a handler receives.
+
+Glue layer: the only place besides the server that knows both the wire and the domain. Handlers
+take validated params and a Context and return a result model; they raise domain errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from promptd.app import Runtime
+
+
+class Peer(Protocol):
+    """The client on the other end, as the server lets handlers reach it."""
+
+    def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    def call(self, method: str, params: dict[str, Any], timeout_s: float) -> Awaitable[Any]: ...
+
+
+class NoPeer:
+    """For in-process use (CLI `call`, library use): events go nowhere, client calls fail."""
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> Any:
+        raise ConnectionError("no client is connected")
+
+
+class Lifecycle(Protocol):
+    """The server's own life, for the lifecycle methods."""
+
+    async def shutdown(self) -> None: ...
+
+
+class NoLifecycle:
+    async def shutdown(self) -> None:
+        return None
+
+
+@dataclass(slots=True)
+class Context:
+    runtime: Runtime
+    peer: Peer
+    lifecycle: Lifecycle
+
+    def emit(self, method: str, params: dict[str, Any]) -> None:
+        """Sends an event notification if the client subscribed to it."""
+        if self.runtime.wants_event(method):
+            self.peer.notify(method, params)
+
+
+Handler = Callable[[Any, Context], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    name: str
+    params: type[BaseModel]
+    result: type[BaseModel]
+    handler: Handler
+    summary: str
+    # Run in a worker thread: for handlers that may take long on large input (sanitizing MiBs),
+    # so one big request never stalls the others.
+    offload: bool = False
+    # Lifecycle methods are served by the transport's own rules (never as notifications).
+    lifecycle: bool = False
+    # Sent as a notification and never answered (exit, $/cancelRequest).
+    notification: bool = False

@@ -1,0 +1,75 @@
+"""The one exception-to-wire boundary, and the validated call of a handler.
+
+pydantic validation -> -32602 with a cleaned field list; domain errors -> their code and
+`data.kind`; anything unexpected -> -32603 "Internal error" on the wire and the traceback on
+stderr. Never a traceback or `str(exc)` of an unexpected error to the peer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import traceback
+from typing import Any
+
+from pydantic import ValidationError
+
+from promptd.errors import PromptdError
+from promptd.methods.base import Context, Method
+from promptd.rpc import codes
+
+# Enough to show what is wrong without echoing a whole oversized input back.
+MAX_REPORTED_ERRORS = 20
+
+
+class RpcFailure(Exception):
+    """A failure already shaped for the wire."""
+
+    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def to_failure(exc: BaseException, method: str, ctx: Context | None = None) -> RpcFailure:
+    if isinstance(exc, RpcFailure):
+        return exc
+    if isinstance(exc, ValidationError):
+        return RpcFailure(codes.INVALID_PARAMS, "Invalid params", {"kind": "invalid_params", "errors": clean_errors(exc)})
+    if isinstance(exc, PromptdError):
+        return RpcFailure(exc.code, exc.message, exc.to_data())
+    if ctx is not None:
+        ctx.runtime.log.error(
+            "internal_error",
+            method=method,
+            exception=type(exc).__name__,
+            traceback="".join(traceback.format_exception(exc)),
+        )
+    return RpcFailure(codes.INTERNAL_ERROR, "Internal error", {"kind": "internal"})
+
+
+def clean_errors(exc: ValidationError) -> list[dict[str, Any]]:
+    cleaned = []
+    for error in exc.errors(include_url=False, include_input=False, include_context=False)[:MAX_REPORTED_ERRORS]:
+        cleaned.append({"field": ".".join(str(p) for p in error["loc"]), "type": error["type"], "message": error["msg"]})
+    return cleaned
+
+
+async def invoke(method: Method, raw_params: Any, ctx: Context) -> dict[str, Any]:
+    """Validates, runs and serializes one call; raises RpcFailure for every failure."""
+    try:
+        if isinstance(raw_params, list):
+            raise RpcFailure(codes.INVALID_PARAMS, "Params must be an object (by-name)", {"kind": "positional_params"})
+        params = method.params.model_validate(raw_params or {})
+        if method.offload:
+            result = await asyncio.to_thread(method.handler, params, ctx)
+        else:
+            result = method.handler(params, ctx)
+        if inspect.isawaitable(result):
+            result = await result
+        return result.model_dump(mode="json")
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the boundary: every failure leaves here shaped for the wire
+        raise to_failure(exc, method.name, ctx) from exc

@@ -1,0 +1,62 @@
+"""initialize, shutdown, rpc.discover."""
+
+from __future__ import annotations
+
+from promptd import PROTOCOL_VERSION, __version__
+from promptd.api.base import Empty
+from promptd.api.core import CancelParams, DiscoverResult, InitializeParams, InitializeResult, ServerInfo
+from promptd.errors import AlreadyInitialized
+from promptd.methods.base import Context, Method
+
+# Versions this server speaks; as in MCP, an unknown request is answered with our own and the
+# client decides whether to go on.
+SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)
+
+
+def initialize(params: InitializeParams, ctx: Context) -> InitializeResult:
+    from promptd.methods import TABLE
+
+    runtime = ctx.runtime
+    if runtime.initialized:
+        raise AlreadyInitialized("initialize was already called")
+    runtime.apply_config(params.config)
+    runtime.client_name = params.client_info.name if params.client_info else None
+    runtime.host_providers = params.capabilities.host_providers
+    events = params.capabilities.events
+    runtime.events = events if isinstance(events, bool) else frozenset(events)
+    if params.tools is not None:
+        runtime.default_tools = dict(params.tools.by_kind)
+    runtime.initialized = True
+    version = params.protocol_version if params.protocol_version in SUPPORTED_VERSIONS else PROTOCOL_VERSION
+    runtime.log.info("initialized", client=runtime.client_name, protocol_version=version, host_providers=runtime.host_providers)
+    return InitializeResult(
+        protocol_version=version,
+        server_info=ServerInfo(name="promptd", version=__version__),
+        methods=sorted(TABLE),
+    )
+
+
+async def shutdown(params: Empty, ctx: Context) -> Empty:
+    await ctx.lifecycle.shutdown()
+    return Empty()
+
+
+def discover(params: Empty, ctx: Context) -> DiscoverResult:
+    from promptd.protocol import openrpc_document
+
+    return DiscoverResult.model_validate(openrpc_document())
+
+
+def served_by_transport(params: object, ctx: Context) -> Empty:
+    # exit and $/cancelRequest are notifications the transport acts on itself; they are listed
+    # here so the protocol documents them.
+    return Empty()
+
+
+METHODS = [
+    Method("initialize", InitializeParams, InitializeResult, initialize, "Negotiates the protocol version, records client facts, applies config overrides.", lifecycle=True),
+    Method("shutdown", Empty, Empty, shutdown, "Drains in-flight work; later requests are refused with -32002.", lifecycle=True),
+    Method("exit", Empty, Empty, served_by_transport, "Notification: ends the process (0 after shutdown, 1 otherwise).", lifecycle=True, notification=True),
+    Method("$/cancelRequest", CancelParams, Empty, served_by_transport, "Notification: cancels a running request, which is answered -32800.", lifecycle=True, notification=True),
+    Method("rpc.discover", Empty, DiscoverResult, discover, "The OpenRPC document of this server.", lifecycle=True),
+]

@@ -1,0 +1,41 @@
+"""The keyed `<system-reminder key="...">` formatter of the reminder convention (seed 000).
+
+Byte-exact with the convention: the open tag, a newline, the escaped body, a newline, the close
+tag; blocks joined by one blank line. The nested-marker check runs on the raw body, before
+escaping, so a forged tag is refused rather than quietly defused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from promptd.errors import InvalidKey, NestedMarker
+
+KEY_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+OPEN_MARKER = "<system-reminder"
+CLOSE_MARKER = "</system-reminder>"
+SEPARATOR = "\n\n"
+
+
+def check_key(key: str) -> str:
+    if not KEY_PATTERN.fullmatch(key):
+        raise InvalidKey("reminder key must match [A-Za-z0-9._-]+ and be non-empty", key_length=len(key))
+    return key
+
+
+def escape_body(body: str) -> str:
+    # Order matters: `&` first, or the entities made for `<` and `>` would be escaped again.
+    return body.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def wrap(key: str, body: str, nonce: str | None = None) -> str:
+    check_key(key)
+    if OPEN_MARKER in body or CLOSE_MARKER in body:
+        raise NestedMarker("reminder body must not contain <system-reminder or </system-reminder>")
+    attributes = f'key="{key}"' if nonce is None else f'key="{key}" nonce="{nonce}"'
+    return f"<system-reminder {attributes}>\n{escape_body(body)}\n{CLOSE_MARKER}"
+
+
+def wrap_many(parts: Iterable[tuple[str, str]], nonce: str | None = None) -> str:
+    return SEPARATOR.join(wrap(key, body, nonce) for key, body in parts)

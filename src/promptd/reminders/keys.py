@@ -1,0 +1,53 @@
+"""The reserved-key registry: a data file shipped in the package, plus keys a host adds.
+
+The table in docs/reminder-keys.md is generated from the same file (`make docs`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from promptd.errors import UnregisteredKey
+from promptd.reminders.format import check_key
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    key: str
+    purpose: str
+    introduced_in: str
+
+
+@cache
+def reserved() -> tuple[KeyInfo, ...]:
+    raw = json.loads(resources.files("promptd.reminders").joinpath("keys.json").read_text("utf-8"))
+    return tuple(KeyInfo(**entry) for entry in raw)
+
+
+class KeyRegistry:
+    """Reserved keys first, then the host's own, in the order they were added."""
+
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict
+        self._entries: dict[str, KeyInfo] = {info.key: info for info in reserved()}
+
+    def add(self, key: str, purpose: str, introduced_in: str = "host") -> None:
+        check_key(key)
+        if key not in self._entries:
+            self._entries[key] = KeyInfo(key, purpose, introduced_in)
+
+    def entries(self) -> list[KeyInfo]:
+        return list(self._entries.values())
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._entries
+
+    def require(self, key: str) -> str:
+        """Checks the key's form, and under `keys.strict` that it is registered."""
+        check_key(key)
+        if self.strict and key not in self._entries:
+            raise UnregisteredKey("reminder key is not registered (keys.strict is on)", key=key)
+        return key

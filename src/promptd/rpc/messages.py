@@ -1,0 +1,205 @@
+"""Decoding lines into JSON-RPC messages and building reply frames.
+
+Defined behaviour for awkward input (all documented in docs/protocol.md):
+- invalid JSON or invalid UTF-8: -32700, id null;
+- nesting deeper than MAX_DEPTH: -32600 (`data.kind` "too_deep"), id null;
+- integers beyond 64 bits are read as floats (as orjson and JavaScript read them); such an id is
+  refused (-32600);
+- escaped lone surrogates are replaced by U+FFFD (visible, never a crash);
+- duplicate object keys: the last one wins, as in orjson, Go's encoding/json and JavaScript.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from promptd.rpc import codes
+
+# orjson refuses deeper documents; the stdlib fallback is bounded to the same depth so no
+# input can exhaust the interpreter's recursion limit.
+MAX_DEPTH = 1024
+_SURROGATE = re.compile("[\ud800-\udfff]")
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+Id = str | int
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: Id
+    method: str
+    params: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A reply from the client to a request the server sent it."""
+
+    id: Id
+    result: Any = None
+    error: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """A message that is answered with an error frame and nothing else."""
+
+    frame: dict[str, Any]
+
+
+Message = Request | Notification | Response | Invalid
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    messages: list[Message]
+    batch: bool
+
+
+def error_frame(id_: Id | None, code: int, message: str | None = None, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message or codes.MESSAGES.get(code, "Server error")}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": id_, "error": error}
+
+
+def result_frame(id_: Id, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "result": result}
+
+
+def request_frame(id_: Id, method: str, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
+
+
+def notification_frame(method: str, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def encode(frame: Any) -> bytes:
+    """One frame as one line. Falls back to the stdlib for values orjson refuses (big ints)."""
+    try:
+        return orjson.dumps(frame) + b"\n"
+    except TypeError:
+        return json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace") + b"\n"
+
+
+def decode(line: bytes) -> Decoded:
+    try:
+        value = _loads(line)
+    except _TooDeep:
+        return Decoded([Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "too_deep", "max_depth": MAX_DEPTH}))], False)
+    except ValueError:
+        return Decoded([Invalid(error_frame(None, codes.PARSE_ERROR))], False)
+    if isinstance(value, list):
+        if not value:
+            return Decoded([Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "empty_batch"}))], False)
+        return Decoded([classify(item) for item in value], True)
+    return Decoded([classify(value)], False)
+
+
+def classify(obj: Any) -> Message:
+    """Turns one decoded JSON value into a message, or an error frame for it."""
+    if not isinstance(obj, dict):
+        return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "not_an_object"}))
+    has_id = "id" in obj
+    raw_id = obj.get("id")
+    id_ok = _valid_id(raw_id)
+    reply_id = raw_id if id_ok else None
+    if obj.get("jsonrpc") != "2.0":
+        return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": "bad_version"}))
+    method = obj.get("method")
+    if method is None and has_id and ("result" in obj or "error" in obj):
+        if not id_ok:
+            return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "invalid_id"}))
+        return Response(raw_id, obj.get("result"), obj.get("error"))
+    if not isinstance(method, str):
+        return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": "invalid_method"}))
+    if has_id and not id_ok:
+        return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "invalid_id"}))
+    params = obj.get("params")
+    if "params" in obj and not isinstance(params, (dict, list)):
+        if has_id:
+            return Invalid(error_frame(raw_id, codes.INVALID_REQUEST, data={"kind": "invalid_params_type"}))
+        return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "invalid_params_type"}))
+    if not has_id:
+        return Notification(method, params)
+    return Request(raw_id, method, params)
+
+
+def _valid_id(value: Any) -> bool:
+    # Strings and integers only: null, fractions, booleans and structures are refused, so every
+    # id the server echoes is one a client can correlate exactly.
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, str):
+        return True
+    return isinstance(value, int) and INT64_MIN <= value <= INT64_MAX
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if "recursion" in str(exc).lower():
+            raise _TooDeep from exc
+        # orjson refuses escaped lone surrogates, which are valid JSON text.
+        return _loads_fallback(line)
+
+
+def _loads_fallback(line: bytes) -> Any:
+    text = line.decode("utf-8")  # invalid UTF-8 raises UnicodeDecodeError, a ValueError
+    _check_depth(text)
+
+    def refuse_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    value = json.loads(text, parse_constant=refuse_constant)
+    return _replace_surrogates(value)
+
+
+def _check_depth(text: str) -> None:
+    depth = 0
+    in_string = False
+    escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _TooDeep
+        elif ch in "]}":
+            depth -= 1
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,376 @@
+"""The stdio transport: the only module that touches stdin/stdout and runs the event loop.
+
+Threads do the blocking I/O (a reader feeding lines to the loop, a writer draining one queue of
+frames to the protocol descriptor), so a slow client never stalls the loop and the loop never
+blocks on a pipe. Everything protocol-shaped comes from promptd.rpc; everything domain-shaped
+from promptd.methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from promptd.app import Runtime
+from promptd.methods import TABLE
+from promptd.methods.base import Context, Method
+from promptd.methods.boundary import RpcFailure, invoke
+from promptd.rpc import codes
+from promptd.rpc.framing import LineFramer, Oversize
+from promptd.rpc.messages import (
+    Id,
+    Invalid,
+    Notification,
+    Request,
+    Response,
+    decode,
+    encode,
+    error_frame,
+    notification_frame,
+    result_frame,
+)
+from promptd.rpc.outgoing import OutgoingCalls
+
+READ_CHUNK = 1 << 16
+# Requests running at once before the reader waits: bounds memory under a flood without ever
+# refusing a well-behaved client.
+MAX_IN_FLIGHT = 1024
+CANCEL_METHOD = "$/cancelRequest"
+
+
+class ClientError(Exception):
+    """The client answered a server-to-client request with an error."""
+
+    def __init__(self, error: Any) -> None:
+        super().__init__("client returned an error")
+        self.error = error
+
+
+class FrameWriter:
+    """The single writer: one thread drains one queue to the protocol descriptor, coalescing
+    whatever frames are waiting into one write."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._broken = False
+        self._thread = threading.Thread(target=self._run, name="promptd-writer", daemon=True)
+        self._thread.start()
+
+    def send(self, frame: Any) -> None:
+        self._queue.put(encode(frame))
+
+    def close(self, timeout: float = 5.0) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            chunks = []
+            done = item is None
+            if item is not None:
+                chunks.append(item)
+            while not done:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    done = True
+                else:
+                    chunks.append(more)
+            if chunks and not self._broken:
+                self._write_all(b"".join(chunks))
+            if done:
+                return
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                written = os.write(self.fd, view)
+                view = view[written:]
+        except OSError:
+            self._broken = True  # the client went away; keep draining so nothing blocks
+
+
+class Server:
+    def __init__(self, runtime: Runtime, in_fd: int, out_fd: int, table: dict[str, Method] | None = None) -> None:
+        self.runtime = runtime
+        self.log = runtime.log
+        self.table = table if table is not None else TABLE
+        self.in_fd = in_fd
+        self.writer = FrameWriter(out_fd)
+        self.framer = LineFramer(runtime.config.max_message_bytes)
+        self.outgoing = OutgoingCalls()
+        self._waiting: dict[str, asyncio.Future[Any]] = {}
+        self._inflight: dict[Id, asyncio.Task[Any]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._shutdown_requested = False
+        self._stopping = False
+        self._exit_code: int | None = None
+        self._done: asyncio.Event
+        self._slots: asyncio.Semaphore
+        self._loop: asyncio.AbstractEventLoop
+        self.context = Context(runtime=runtime, peer=self, lifecycle=self)
+
+    # ---- running ---------------------------------------------------------------------------
+
+    def run(self) -> int:
+        return asyncio.run(self._main())
+
+    async def _main(self) -> int:
+        self._loop = asyncio.get_running_loop()
+        self._done = asyncio.Event()
+        self._slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        try:
+            self._loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
+        except (NotImplementedError, RuntimeError):
+            pass
+        self.log.info("started", pid=os.getpid(), max_message_bytes=self.runtime.config.max_message_bytes)
+        threading.Thread(target=self._read_loop, name="promptd-reader", daemon=True).start()
+        await self._done.wait()
+        self.writer.close()
+        code = self._exit_code if self._exit_code is not None else 0
+        self.log.info("stopped", exit_code=code)
+        return code
+
+    def _read_loop(self) -> None:
+        """Reader thread: blocking reads, handed to the loop one chunk at a time. Waiting for each
+        chunk to be taken gives back-pressure when too many requests are in flight."""
+        while True:
+            try:
+                chunk = os.read(self.in_fd, READ_CHUNK)
+            except OSError:
+                chunk = b""
+            try:
+                future = asyncio.run_coroutine_threadsafe(self._feed(chunk), self._loop)
+                future.result()
+            except (RuntimeError, asyncio.CancelledError, concurrent.futures.CancelledError):
+                return  # the loop is gone or stopping
+            if not chunk:
+                return
+
+    async def _feed(self, chunk: bytes) -> None:
+        if self._stopping:
+            return
+        if not chunk:
+            for line in self.framer.close():
+                await self._on_line(line)
+            await self._on_eof()
+            return
+        self.framer.max_line_bytes = self.runtime.config.max_message_bytes
+        for line in self.framer.feed(chunk):
+            await self._on_line(line)
+            if self._stopping:
+                return
+
+    async def _on_line(self, line: bytes | Oversize) -> None:
+        if isinstance(line, Oversize):
+            self.log.warning("line_too_long", bytes=line.size, limit=self.framer.max_line_bytes)
+            self.writer.send(error_frame(None, codes.INVALID_REQUEST, "Message too large", {"kind": "too_large", "limit": self.framer.max_line_bytes}))
+            return
+        if not line.strip():
+            return  # blank lines between frames are tolerated, as most line protocols do
+        decoded = decode(line)
+        if not decoded.batch:
+            message = decoded.messages[0]
+            await self._slots.acquire()
+            self._spawn(self._answer_one(message), release=True)
+            return
+        await self._slots.acquire()
+        self._spawn(self._answer_batch(decoded.messages), release=True)
+
+    def _spawn(self, coro: Any, release: bool = False) -> asyncio.Task[Any]:
+        task = self._loop.create_task(coro)
+        self._tasks.add(task)
+
+        def finished(t: asyncio.Task[Any]) -> None:
+            self._tasks.discard(t)
+            if release:
+                self._slots.release()
+
+        task.add_done_callback(finished)
+        return task
+
+    # ---- one message ---------------------------------------------------------------------
+
+    async def _answer_one(self, message: Any) -> None:
+        frame = await self._handle(message)
+        if frame is not None:
+            self.writer.send(frame)
+
+    async def _answer_batch(self, messages: list[Any]) -> None:
+        frames = await asyncio.gather(*(self._handle(m) for m in messages))
+        replies = [f for f in frames if f is not None]
+        if replies:
+            self.writer.send(replies)
+
+    async def _handle(self, message: Any) -> dict[str, Any] | None:
+        if isinstance(message, Invalid):
+            return message.frame
+        if isinstance(message, Response):
+            self._settle(message)
+            return None
+        if isinstance(message, Notification):
+            await self._notification(message)
+            return None
+        return await self._request(message)
+
+    async def _request(self, request: Request) -> dict[str, Any]:
+        if request.id in self._inflight:
+            return error_frame(None, codes.INVALID_REQUEST, "Request id is already in flight", {"kind": "duplicate_id", "id": request.id})
+        method = self.table.get(request.method)
+        if method is None or request.method in (CANCEL_METHOD, "exit"):
+            return error_frame(request.id, codes.METHOD_NOT_FOUND, data={"kind": "method_not_found", "method": request.method[:200]})
+        if self._shutdown_requested:
+            return error_frame(request.id, codes.SERVER_SHUT_DOWN, data={"kind": "shut_down"})
+        task = asyncio.current_task()
+        assert task is not None  # always inside a task here; not input validation
+        self._inflight[request.id] = task
+        started = time.perf_counter()
+        try:
+            result = await invoke(method, request.params, self.context)
+            frame = result_frame(request.id, result)
+            outcome = "ok"
+        except RpcFailure as failure:
+            frame = error_frame(request.id, failure.code, failure.message, failure.data)
+            outcome = str(failure.data.get("kind") if failure.data else failure.code)
+        except asyncio.CancelledError:
+            frame = error_frame(request.id, codes.REQUEST_CANCELLED, data={"kind": "cancelled"})
+            outcome = "cancelled"
+        finally:
+            self._inflight.pop(request.id, None)
+        if self.log.enabled("debug"):
+            self.log.debug("request", method=request.method, outcome=outcome, elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
+        return frame
+
+    async def _notification(self, note: Notification) -> None:
+        if note.method == CANCEL_METHOD:
+            target = note.params.get("id") if isinstance(note.params, dict) else None
+            task = self._inflight.get(target) if isinstance(target, (str, int)) and not isinstance(target, bool) else None
+            if task is not None:
+                task.cancel()
+            return
+        if note.method == "exit":
+            self._stop(0 if self._shutdown_requested else 1)
+            return
+        method = self.table.get(note.method)
+        if method is None or method.lifecycle or self._shutdown_requested:
+            self.log.debug("notification_ignored", method=note.method[:200])
+            return
+        try:
+            await invoke(method, note.params, self.context)
+        except RpcFailure as failure:
+            # A notification is never answered; the failure is only logged (metadata).
+            self.log.info("notification_failed", method=note.method, code=failure.code)
+        except asyncio.CancelledError:
+            pass
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def shutdown(self) -> None:
+        self._shutdown_requested = True
+        current = asyncio.current_task()
+        others = [t for t in self._inflight.values() if t is not current]
+        if others:
+            await asyncio.wait(others)
+
+    async def _on_eof(self) -> None:
+        self._fail_waiting(ConnectionError("client closed its output"))
+        await self._drain(None)
+        self._stop(0)
+
+    def _on_sigterm(self) -> None:
+        self.log.info("sigterm", in_flight=len(self._inflight))
+        deadline = self.runtime.config.shutdown_deadline_ms / 1000
+        self._loop.create_task(self._drain_then_stop(deadline))
+
+    async def _drain_then_stop(self, deadline: float) -> None:
+        self._shutdown_requested = True
+        await self._drain(deadline)
+        self._stop(0)
+
+    async def _drain(self, deadline: float | None) -> None:
+        """Waits for every running request (up to `deadline` seconds), then cancels the rest, each
+        of which is still answered (-32800)."""
+        pending = {t for t in self._tasks if t is not asyncio.current_task()}
+        if not pending:
+            return
+        _, late = await asyncio.wait(pending, timeout=deadline)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
+
+    def _stop(self, code: int) -> None:
+        if self._stopping:
+            return
+        self._stopping = True
+        self._exit_code = code
+        running = [t for t in self._tasks if t is not asyncio.current_task()]
+        for task in running:
+            task.cancel()
+
+        async def finish() -> None:
+            if running:
+                await asyncio.wait(running)
+            self._done.set()
+
+        self._loop.create_task(finish())
+
+    # ---- the client as a peer: server-to-client requests and events --------------------------
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.writer.send(notification_frame(method, params))
+
+    async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> Any:
+        call_id, frame = self.outgoing.start(method, params)
+        future: asyncio.Future[Any] = self._loop.create_future()
+        self._waiting[call_id] = future
+        self.writer.send(frame)
+        try:
+            return await asyncio.wait_for(future, timeout_s)
+        finally:
+            self._waiting.pop(call_id, None)
+            self.outgoing.forget(call_id)
+
+    def _settle(self, response: Response) -> None:
+        call_id = self.outgoing.settle(response)
+        future = self._waiting.get(call_id) if call_id else None
+        if future is None or future.done():
+            self.log.debug("reply_discarded", known=call_id is not None)
+            return
+        if response.error is not None:
+            future.set_exception(ClientError(response.error))
+        else:
+            future.set_result(response.result)
+
+    def _fail_waiting(self, exc: Exception) -> None:
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(exc)
+
+
+def protect_stdout() -> int:
+    """Keeps the real stdout privately and points fd 1 at stderr, so a stray print, a C extension
+    or a child process cannot corrupt the protocol stream. Returns the private descriptor."""
+    private = os.dup(1)
+    os.set_inheritable(private, False)
+    os.dup2(2, 1)
+    return private
+
+
+def serve(runtime: Runtime, on_ready: Callable[[], None] | None = None) -> int:
+    out_fd = protect_stdout()
+    if on_ready is not None:
+        on_ready()
+    return Server(runtime, 0, out_fd).run()
