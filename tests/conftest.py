@@ -1,0 +1,144 @@
+"""Shared fixtures: a real spawned `promptd serve` and an in-process caller."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+VECTORS = ROOT / "protocol" / "vectors"
+
+
+class Served:
+    """A spawned `promptd serve` spoken to line by line."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None, config: dict[str, Any] | None = None) -> None:
+        full_env = dict(os.environ)
+        full_env.setdefault("PROMPTD_LOG_LEVEL", "warning")
+        if env:
+            full_env.update(env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "promptd", *args, "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=full_env,
+        )
+        self._next_id = 0
+        self._buffer = b""
+
+    # -- raw access --------------------------------------------------------------------------
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, frame: Any) -> None:
+        self.send_raw(json.dumps(frame).encode() + b"\n")
+
+    def read_line(self, timeout: float = 10.0) -> bytes:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            ready, _, _ = select.select([fd], [], [], timeout)
+            if not ready:
+                raise TimeoutError("no frame from promptd within the timeout")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError("promptd closed its stdout")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def read(self, timeout: float = 10.0) -> Any:
+        return json.loads(self.read_line(timeout))
+
+    def nothing_within(self, seconds: float) -> bool:
+        """True when no frame arrives within `seconds`."""
+        try:
+            self.read_line(seconds)
+        except TimeoutError:
+            return True
+        return False
+
+    # -- requests ----------------------------------------------------------------------------
+    def request(self, method: str, params: Any = None, timeout: float = 10.0) -> Any:
+        """Sends one request and returns its reply frame (result or error), skipping other frames
+        such as event notifications."""
+        self._next_id += 1
+        ident = self._next_id
+        frame: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
+        if params is not None:
+            frame["params"] = params
+        self.send(frame)
+        while True:
+            reply = self.read(timeout)
+            if isinstance(reply, dict) and reply.get("id") == ident and "method" not in reply:
+                return reply
+
+    def call(self, method: str, params: Any = None, timeout: float = 10.0) -> Any:
+        """The result of a request, failing the test on an error reply."""
+        reply = self.request(method, params, timeout)
+        assert "error" not in reply, reply
+        return reply["result"]
+
+    def close(self, timeout: float = 10.0) -> int:
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.stdout and self.proc.stdout.close()
+            self.proc.stderr and self.proc.stderr.close()
+
+    def stderr_text(self) -> str:
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode("utf-8", "replace")
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    server = Served()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def spawn() -> Iterator[Any]:
+    """Factory for servers with their own arguments or environment; all closed at the end."""
+    started: list[Served] = []
+
+    def make(*args: str, env: dict[str, str] | None = None) -> Served:
+        server = Served(*args, env=env)
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.close()
+
+
+def call_in_process(method: str, params: dict[str, Any] | None = None, runtime: Any = None) -> dict[str, Any]:
+    """Runs one method through the same dispatch the server uses; raises RpcFailure on error."""
+    from promptd.app import Runtime
+    from promptd.config import Config
+    from promptd.methods import TABLE
+    from promptd.methods.base import Context, NoLifecycle, NoPeer
+    from promptd.methods.boundary import invoke
+
+    runtime = runtime or Runtime(Config())
+    ctx = Context(runtime=runtime, peer=NoPeer(), lifecycle=NoLifecycle())
+    return asyncio.run(invoke(TABLE[method], params or {}, ctx))

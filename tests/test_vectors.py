@@ -1,0 +1,53 @@
+"""Replays protocol/vectors/ against a spawned server and in-process: the same files the Node
+and Go suites replay."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import VECTORS, call_in_process
+from promptd.methods.boundary import RpcFailure
+
+CASES = sorted(VECTORS.glob("*/*.json"))
+
+
+def load(path):
+    return json.loads(path.read_text("utf-8"))
+
+
+def check(case, reply):
+    expect = case["expect"]
+    if "result" in expect:
+        assert "error" not in reply, reply
+        assert reply["result"] == expect["result"]
+    else:
+        assert "error" in reply, reply
+        assert reply["error"]["code"] == expect["error"]["code"]
+        assert reply["error"].get("data", {}).get("kind") == expect["error"]["kind"]
+
+
+def test_there_are_vectors_for_every_area():
+    assert len(CASES) >= 10
+
+
+def test_every_vector_replays_over_one_spawned_server(served):
+    for path in CASES:
+        case = load(path)
+        reply = served.request(case["method"], case["params"])
+        check(case, reply)
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_vector_in_process(path):
+    from promptd.methods import TABLE
+
+    case = load(path)
+    if case["method"] not in TABLE:
+        pytest.skip("unknown-method vectors are served by the transport only")
+    try:
+        reply = {"result": call_in_process(case["method"], case["params"])}
+    except RpcFailure as failure:
+        reply = {"error": {"code": failure.code, "message": failure.message, "data": failure.data}}
+    check(case, reply)
