@@ -7,6 +7,7 @@ import json
 import os
 import select
 import subprocess
+import tempfile
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,16 +22,18 @@ VECTORS = ROOT / "protocol" / "vectors"
 class Served:
     """A spawned `promptd serve` spoken to line by line."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None, config: dict[str, Any] | None = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None, argv: list[str] | None = None) -> None:
+        # A file, not a pipe: a chatty server can never block on a full stderr pipe.
+        self._stderr = tempfile.TemporaryFile()
         full_env = dict(os.environ)
         full_env.setdefault("PROMPTD_LOG_LEVEL", "warning")
         if env:
             full_env.update(env)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "promptd", *args, "serve"],
+            argv or [sys.executable, "-m", "promptd", *args, "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self._stderr,
             env=full_env,
         )
         self._next_id = 0
@@ -99,12 +102,13 @@ class Served:
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
-            self.proc.stdout and self.proc.stdout.close()
-            self.proc.stderr and self.proc.stderr.close()
+            if self.proc.stdout:
+                self.proc.stdout.close()
 
     def stderr_text(self) -> str:
-        assert self.proc.stderr is not None
-        return self.proc.stderr.read().decode("utf-8", "replace")
+        """Everything the server wrote to stderr so far."""
+        self._stderr.seek(0)
+        return self._stderr.read().decode("utf-8", "replace")
 
 
 @pytest.fixture
@@ -116,13 +120,27 @@ def served() -> Iterator[Served]:
         server.close()
 
 
+TEST_SERVER = [sys.executable, str(ROOT / "tests" / "support" / "serve_with_test_methods.py")]
+
+
+@pytest.fixture
+def testserver() -> Iterator[Served]:
+    """The real transport with test-only methods (test/sleep, test/noisy, test/explode,
+    test/ask_client) added to the table."""
+    server = Served(argv=TEST_SERVER)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
 @pytest.fixture
 def spawn() -> Iterator[Any]:
     """Factory for servers with their own arguments or environment; all closed at the end."""
     started: list[Served] = []
 
-    def make(*args: str, env: dict[str, str] | None = None) -> Served:
-        server = Served(*args, env=env)
+    def make(*args: str, env: dict[str, str] | None = None, test_methods: bool = False) -> Served:
+        server = Served(*args, env=env, argv=TEST_SERVER if test_methods else None)
         started.append(server)
         return server
 

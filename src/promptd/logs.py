@@ -15,6 +15,8 @@ import orjson
 LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 # A field value longer than this is replaced by its length: names and ids are short, bodies are not.
 MAX_FIELD_CHARS = 200
+# Internal errors keep their traceback: the design sends it to stderr (and only there).
+UNCUT_FIELDS = frozenset({"traceback"})
 
 
 class Logger:
@@ -33,7 +35,7 @@ class Logger:
             return
         record = {"ts": round(time.time(), 3), "level": level, "event": event}
         for name, value in fields.items():
-            if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+            if isinstance(value, str) and len(value) > MAX_FIELD_CHARS and name not in UNCUT_FIELDS:
                 value = f"<{len(value)} chars>"
             record[name] = value
         stream = self.stream or sys.stderr

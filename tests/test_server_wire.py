@@ -1,0 +1,328 @@
+"""The transport over a real spawned process: framing, errors, batches, concurrency,
+cancellation, lifecycle and stdout protection."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import pytest
+
+PARSE, INVALID, NOT_FOUND, PARAMS, INTERNAL, SHUT_DOWN, CANCELLED = -32700, -32600, -32601, -32602, -32603, -32002, -32800
+
+
+def req(ident, method, params=None):
+    frame = {"jsonrpc": "2.0", "id": ident, "method": method}
+    if params is not None:
+        frame["params"] = params
+    return frame
+
+
+WRAP = {"key": "k", "body": "b"}
+
+
+def test_invalid_json_is_a_parse_error_with_null_id_and_the_next_line_is_served(served):
+    served.send_raw(b'{"jsonrpc": "2.0", "id": 1,\n')
+    reply = served.read()
+    assert reply["id"] is None and reply["error"]["code"] == PARSE
+    assert "result" in served.request("reminder/wrap", WRAP)
+
+
+def test_invalid_utf8_is_a_parse_error(served):
+    served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"k","body":"\xff\xfe"}}\n')
+    reply = served.read()
+    assert reply["id"] is None and reply["error"]["code"] == PARSE
+
+
+@pytest.mark.parametrize(
+    "frame,kind",
+    [
+        ({"id": 1, "method": "reminder/wrap"}, "bad_version"),
+        ({"jsonrpc": "1.0", "id": 1, "method": "reminder/wrap"}, "bad_version"),
+        ({"jsonrpc": "2.0", "id": 1}, "invalid_method"),
+        ({"jsonrpc": "2.0", "id": 1, "method": 5}, "invalid_method"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "reminder/wrap", "params": "text"}, "invalid_params_type"),
+    ],
+)
+def test_malformed_requests_are_invalid_request(served, frame, kind):
+    served.send(frame)
+    reply = served.read()
+    assert reply["error"]["code"] == INVALID
+    assert reply["error"]["data"]["kind"] == kind
+
+
+def test_a_non_object_message_is_invalid_request(served):
+    served.send(42)
+    reply = served.read()
+    assert reply == {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID, "message": "Invalid Request", "data": {"kind": "not_an_object"}}}
+
+
+@pytest.mark.parametrize("ident", ["abc", "", 0, -7, 2**63 - 1, -(2**63)])
+def test_string_and_integer_ids_are_echoed_exactly(served, ident):
+    served.send(req(ident, "reminder/wrap", WRAP))
+    reply = served.read()
+    assert reply["id"] == ident and "result" in reply
+
+
+@pytest.mark.parametrize("ident", [None, 1.5, True, False, {"a": 1}, [1]])
+def test_null_fractional_boolean_and_structured_ids_are_refused(served, ident):
+    served.send(req(ident, "reminder/wrap", WRAP))
+    reply = served.read()
+    assert reply["id"] is None
+    assert reply["error"]["code"] == INVALID and reply["error"]["data"]["kind"] == "invalid_id"
+
+
+def test_an_id_beyond_64_bits_is_refused_and_a_big_integer_in_params_is_not_a_crash(served):
+    served.send_raw(b'{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"reminder/keys"}\n')
+    assert served.read()["error"]["code"] == INVALID
+    served.send_raw(b'{"jsonrpc":"2.0","id":2,"method":"reminder/wrap","params":{"key":"k","body":"b","nonce":123456789012345678901234567890}}\n')
+    assert served.read()["error"]["code"] == PARAMS
+    assert "result" in served.request("reminder/keys")
+
+
+def test_json_nested_ten_thousand_deep_is_refused_without_a_crash(served):
+    served.send_raw(b"[" * 10_000 + b"]" * 10_000 + b"\n")
+    reply = served.read()
+    assert reply["error"]["code"] == INVALID and reply["error"]["data"]["kind"] == "too_deep"
+    served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"k","body":' + b"[" * 10_000 + b"]" * 10_000 + b"}}\n")
+    assert served.read()["error"]["code"] == INVALID
+    assert "result" in served.request("reminder/keys")
+
+
+def test_an_escaped_lone_surrogate_becomes_a_replacement_character(served):
+    served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"k","body":"a\\ud800b"}}\n')
+    assert served.read()["result"]["text"] == '<system-reminder key="k">\na\ufffdb\n</system-reminder>'
+
+
+def test_duplicate_keys_take_the_last_value(served):
+    served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"first","key":"last","body":""}}\n')
+    assert served.read()["result"]["text"].startswith('<system-reminder key="last">')
+
+
+def test_a_trailing_carriage_return_and_blank_lines_are_tolerated(served):
+    served.send_raw(b'\n\r\n{"jsonrpc":"2.0","id":1,"method":"reminder/keys"}\r\n')
+    assert served.read()["id"] == 1
+
+
+def test_unknown_method_is_method_not_found(served):
+    reply = served.request("no/such")
+    assert reply["error"]["code"] == NOT_FOUND and reply["error"]["data"]["kind"] == "method_not_found"
+
+
+def test_invalid_params_name_the_fields_without_echoing_input(served):
+    reply = served.request("reminder/wrap", {"key": 5, "bodyy": "secret-body-text"})
+    error = reply["error"]
+    assert error["code"] == PARAMS and error["data"]["kind"] == "invalid_params"
+    fields = {e["field"] for e in error["data"]["errors"]}
+    assert {"key", "body", "bodyy"} <= fields
+    assert "secret-body-text" not in json.dumps(reply)
+
+
+def test_positional_params_are_invalid_params(served):
+    reply = served.request("reminder/wrap", ["k", "b"])
+    assert reply["error"]["code"] == PARAMS and reply["error"]["data"]["kind"] == "positional_params"
+
+
+def test_an_unexpected_failure_is_internal_error_without_details_and_the_traceback_goes_to_stderr(testserver):
+    reply = testserver.request("test/explode", {})
+    assert reply["error"] == {"code": INTERNAL, "message": "Internal error", "data": {"kind": "internal"}}
+    assert "result" in testserver.request("reminder/keys")
+    testserver.close()
+    stderr = testserver.stderr_text()
+    assert "RuntimeError" in stderr and "secret internal detail" in stderr
+
+
+# ---- batches -----------------------------------------------------------------------------
+
+
+def test_an_empty_batch_is_one_invalid_request(served):
+    served.send([])
+    reply = served.read()
+    assert isinstance(reply, dict) and reply["error"]["code"] == INVALID
+
+
+def test_a_batch_of_non_objects_gets_one_error_each(served):
+    served.send([1, 2, 3])
+    reply = served.read()
+    assert isinstance(reply, list) and len(reply) == 3
+    assert all(r["error"]["code"] == INVALID and r["id"] is None for r in reply)
+
+
+def test_a_mixed_batch_answers_requests_and_errors_but_not_notifications(served):
+    served.send([req(1, "reminder/wrap", WRAP), {"jsonrpc": "2.0", "method": "reminder/keys"}, 7, req(2, "no/such")])
+    reply = served.read()
+    assert isinstance(reply, list)
+    by_id = {r["id"]: r for r in reply if r["id"] is not None}
+    assert "result" in by_id[1] and by_id[2]["error"]["code"] == NOT_FOUND
+    assert sum(1 for r in reply if r["id"] is None) == 1
+    assert len(reply) == 3
+
+
+def test_an_all_notification_batch_gets_no_reply_at_all(served):
+    served.send([{"jsonrpc": "2.0", "method": "reminder/keys"}, {"jsonrpc": "2.0", "method": "reminder/wrap", "params": WRAP}])
+    served.send(req("after", "reminder/keys"))
+    assert served.read()["id"] == "after"
+
+
+def test_notifications_are_never_answered_even_when_they_fail(served):
+    served.send({"jsonrpc": "2.0", "method": "reminder/wrap", "params": {"key": "bad key", "body": ""}})
+    served.send({"jsonrpc": "2.0", "method": "no/such"})
+    served.send(req("after", "reminder/keys"))
+    assert served.read()["id"] == "after"
+
+
+# ---- size limit ---------------------------------------------------------------------------
+
+
+def test_a_line_over_the_limit_is_answered_and_the_next_line_is_served(spawn):
+    server = spawn(env={"PROMPTD_MAX_MESSAGE_BYTES": "4096"})
+    big = b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"k","body":"' + b"x" * 100_000 + b'"}}\n'
+    server.send_raw(big[:50_000])
+    server.send_raw(big[50_000:] + b'{"jsonrpc":"2.0","id":2,"method":"reminder/keys"}\n')
+    first = server.read()
+    assert first["id"] is None and first["error"]["code"] == INVALID and first["error"]["data"]["kind"] == "too_large"
+    assert server.read()["id"] == 2
+
+
+# ---- concurrency, cancellation, ids ----------------------------------------------------
+
+
+def test_requests_run_concurrently_and_answers_come_out_of_order(testserver):
+    testserver.send(req("slow", "test/sleep", {"ms": 600}))
+    testserver.send(req("fast", "test/sleep", {"ms": 10}))
+    started = time.monotonic()
+    first, second = testserver.read(), testserver.read()
+    assert (first["id"], second["id"]) == ("fast", "slow")
+    assert time.monotonic() - started < 1.5
+
+
+def test_a_cancelled_request_is_answered_request_cancelled(testserver):
+    testserver.send(req(9, "test/sleep", {"ms": 10_000}))
+    time.sleep(0.1)
+    testserver.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 9}})
+    reply = testserver.read(timeout=3)
+    assert reply["id"] == 9 and reply["error"]["code"] == CANCELLED
+
+
+def test_cancelling_an_unknown_id_is_ignored(testserver):
+    testserver.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "nope"}})
+    assert testserver.call("reminder/keys")
+
+
+def test_a_reused_in_flight_id_is_refused_and_the_original_still_answered(testserver):
+    testserver.send(req(5, "test/sleep", {"ms": 400, "tag": "original"}))
+    time.sleep(0.05)
+    testserver.send(req(5, "test/sleep", {"ms": 0, "tag": "copy"}))
+    duplicate = testserver.read()
+    assert duplicate["id"] is None and duplicate["error"]["data"] == {"kind": "duplicate_id", "id": 5}
+    assert testserver.read()["result"]["tag"] == "original"
+    # Once answered, the id may be used again.
+    testserver.send(req(5, "test/sleep", {"ms": 0, "tag": "again"}))
+    assert testserver.read()["result"]["tag"] == "again"
+
+
+# ---- lifecycle --------------------------------------------------------------------------
+
+
+def test_initialize_answers_with_its_own_version_when_the_client_asks_for_an_unknown_one(served):
+    result = served.call("initialize", {"protocol_version": "1999-01-01", "client_info": {"name": "t"}})
+    assert result["protocol_version"] != "1999-01-01"
+    assert "reminder/wrap" in result["methods"] and result["server_info"]["name"] == "promptd"
+
+
+def test_initialize_twice_is_an_error(served):
+    served.call("initialize", {})
+    assert served.request("initialize", {})["error"]["data"]["kind"] == "already_initialized"
+
+
+def test_initialize_with_invalid_config_is_an_error_and_changes_nothing(served):
+    reply = served.request("initialize", {"config": {"reminders": {"style": "smoke-signals"}}})
+    assert reply["error"]["data"]["kind"] == "invalid_config"
+    assert served.call("initialize", {})
+
+
+def test_rpc_discover_returns_the_committed_openrpc_document(served):
+    from conftest import ROOT
+
+    assert served.call("rpc.discover") == json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))
+
+
+def test_shutdown_drains_then_refuses_and_exit_ends_with_zero(testserver):
+    testserver.send(req("work", "test/sleep", {"ms": 300}))
+    testserver.send(req("bye", "shutdown"))
+    first, second = testserver.read(), testserver.read()
+    assert (first["id"], second["id"]) == ("work", "bye")
+    reply = testserver.request("reminder/keys")
+    assert reply["error"]["code"] == SHUT_DOWN
+    testserver.send({"jsonrpc": "2.0", "method": "exit"})
+    assert testserver.proc.wait(5) == 0
+
+
+def test_exit_without_shutdown_ends_with_one(served):
+    served.send({"jsonrpc": "2.0", "method": "exit"})
+    assert served.proc.wait(5) == 1
+
+
+def test_end_of_input_answers_every_request_in_flight_then_exits_zero(testserver):
+    for n in range(5):
+        testserver.send(req(n, "test/sleep", {"ms": 200 + 50 * n}))
+    testserver.proc.stdin.close()
+    answered = {testserver.read()["id"] for _ in range(5)}
+    assert answered == set(range(5))
+    assert testserver.proc.wait(5) == 0
+
+
+def test_sigterm_mid_request_lets_the_request_finish_and_exits_zero(testserver):
+    testserver.call("reminder/keys")  # up and serving: the signal handler is installed
+    testserver.send(req("mid", "test/sleep", {"ms": 300}))
+    time.sleep(0.1)
+    testserver.proc.send_signal(signal.SIGTERM)
+    assert testserver.read()["result"]["tag"] == ""
+    assert testserver.proc.wait(5) == 0
+
+
+def test_sigterm_cancels_what_outlives_the_deadline_and_still_answers_it(spawn):
+    server = spawn(env={"PROMPTD_SHUTDOWN_DEADLINE_MS": "200"}, test_methods=True)
+    server.call("reminder/keys")
+    server.send(req("long", "test/sleep", {"ms": 30_000}))
+    time.sleep(0.2)
+    server.proc.send_signal(signal.SIGTERM)
+    reply = server.read(timeout=5)
+    assert reply["id"] == "long" and reply["error"]["code"] == CANCELLED
+    assert server.proc.wait(5) == 0
+
+
+# ---- stdout protection, server-to-client calls --------------------------------------------
+
+
+def test_a_handler_printing_to_stdout_and_a_child_doing_so_do_not_corrupt_the_stream(testserver):
+    reply = testserver.request("test/noisy", {"text": "NOT A FRAME"})
+    assert reply["result"] == {}
+    assert testserver.call("reminder/wrap", WRAP)["text"].startswith("<system-reminder")
+    testserver.close()
+    assert testserver.stderr_text().count("NOT A FRAME") == 2
+
+
+def test_the_server_can_call_the_client_and_await_its_answer(testserver):
+    testserver.send(req(1, "test/ask_client", {"timeout_ms": 3000}))
+    question = testserver.read()
+    assert question["method"] == "test/question" and question["id"].startswith("promptd-")
+    testserver.send({"jsonrpc": "2.0", "id": question["id"], "result": {"a": 42}})
+    assert testserver.read()["result"] == {"answer": {"a": 42}, "failure": None}
+
+
+def test_a_client_error_reply_reaches_the_handler(testserver):
+    testserver.send(req(1, "test/ask_client", {"timeout_ms": 3000}))
+    question = testserver.read()
+    testserver.send({"jsonrpc": "2.0", "id": question["id"], "error": {"code": 1, "message": "no"}})
+    assert testserver.read()["result"]["failure"] == "ClientError"
+
+
+def test_a_late_client_answer_is_discarded(testserver):
+    testserver.send(req(1, "test/ask_client", {"timeout_ms": 100}))
+    question = testserver.read()
+    assert testserver.read()["result"]["failure"] == "timeout"
+    testserver.send({"jsonrpc": "2.0", "id": question["id"], "result": "too late"})
+    testserver.send({"jsonrpc": "2.0", "id": "never-asked", "result": 1})
+    assert testserver.call("reminder/keys")
