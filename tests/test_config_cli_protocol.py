@@ -1,0 +1,109 @@
+"""Configuration layering, the CLI, and the generated protocol document."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+from jsonschema_specifications import REGISTRY as SPECS
+from referencing import Registry, Resource
+
+from conftest import ROOT
+from promptd import config as config_module
+from promptd.errors import ConfigError
+from promptd.generate import GENERATED
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    import os
+
+    full_env = dict(os.environ, PROMPTD_LOG_LEVEL="warning")
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "promptd", *args], capture_output=True, env=full_env, input=stdin, timeout=30)
+
+
+def test_defaults_then_file_then_environment_then_initialize(tmp_path):
+    toml = tmp_path / "promptd.toml"
+    toml.write_text("[todo_gate]\nenabled = true\nmax_fires_per_prompt = 5\n[reminders]\nbudget_chars = 100\n")
+    loaded = config_module.load(toml, {"PROMPTD_TODO_GATE__MAX_FIRES_PER_PROMPT": "7"})
+    assert loaded.todo_gate.enabled is True and loaded.todo_gate.max_fires_per_prompt == 7
+    assert loaded.reminders.budget_chars == 100 and loaded.reminders.style == "pua"
+    merged = loaded.merged({"reminders": {"style": "xml"}})
+    assert merged.reminders.style == "xml" and merged.reminders.budget_chars == 100
+
+
+@pytest.mark.parametrize("env", [{"PROMPTD_NO_SUCH_SETTING": "1"}, {"PROMPTD_REMINDERS__STYLE": "morse"}, {"PROMPTD_TODO_GATE__MAX_FIRES_PER_PROMPT": "-1"}])
+def test_bad_settings_from_the_environment_are_refused(env):
+    with pytest.raises(ConfigError):
+        config_module.load(None, env)
+
+
+def test_an_invalid_config_file_stops_start_up_with_one_line_and_exit_code_2(tmp_path):
+    toml = tmp_path / "promptd.toml"
+    toml.write_text("[reminders]\nbudget_chars = 'lots'\n")
+    result = run_cli("--config", str(toml), "serve")
+    assert result.returncode == 2
+    lines = result.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "reminders.budget_chars" in lines[0] and "Traceback" not in lines[0]
+
+
+def test_an_unknown_environment_setting_stops_start_up_with_exit_code_2():
+    result = run_cli("serve", env={"PROMPTD_BUDGETT": "1"})
+    assert result.returncode == 2 and "budgett" in result.stderr.decode()
+
+
+def test_cli_call_prints_the_result_as_json():
+    result = run_cli("call", "reminder/wrap", '{"key": "session.cwd", "body": "/tmp"}')
+    assert result.returncode == 0
+    assert json.loads(result.stdout) == {"text": '<system-reminder key="session.cwd">\n/tmp\n</system-reminder>'}
+
+
+def test_cli_call_failure_exits_non_zero_with_the_error_on_stderr():
+    result = run_cli("call", "reminder/wrap", '{"key": "", "body": "x"}')
+    assert result.returncode == 1 and result.stdout == b""
+    assert json.loads(result.stderr)["error"]["data"]["kind"] == "invalid_key"
+
+
+def test_cli_call_of_an_unknown_method_is_a_usage_error():
+    assert run_cli("call", "no/such").returncode == 2
+
+
+def test_version_prints_the_package_version():
+    from promptd import __version__
+
+    assert __version__ in run_cli("version").stdout.decode()
+
+
+def test_serve_on_stdin_eof_exits_zero_and_writes_only_frames_to_stdout():
+    result = run_cli("serve", stdin=b'{"jsonrpc":"2.0","id":1,"method":"reminder/keys"}\n')
+    assert result.returncode == 0
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == [1]
+
+
+@pytest.mark.parametrize("relative,produce", [(rel, fn) for files in GENERATED.values() for rel, fn in files.items()])
+def test_generated_files_are_current(relative, produce):
+    assert (ROOT / relative).read_bytes() == produce(), f"{relative} is stale: run `make protocol docs`"
+
+
+def test_the_openrpc_document_is_valid_against_the_meta_schema():
+    meta = json.loads((ROOT / "protocol" / "meta" / "openrpc-meta-schema.json").read_text("utf-8"))
+    draft7 = Resource.from_contents(SPECS.contents("http://json-schema.org/draft-07/schema#"))
+    # The meta-schema names the OpenRPC project's JSON Schema dialect by URL; it is draft-07 based.
+    registry = Registry().with_resources([("https://meta.json-schema.tools", draft7), ("https://meta.json-schema.tools/", draft7)])
+    validator = jsonschema.Draft7Validator(meta, registry=registry)
+    document = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))
+    validator.validate(document)
+    broken = dict(document, methods=[{"name": 5}])
+    assert list(validator.iter_errors(broken))
+
+
+def test_every_method_in_the_table_is_in_the_document_and_in_initialize():
+    from conftest import call_in_process
+    from promptd.methods import TABLE
+
+    document = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))
+    assert {m["name"] for m in document["methods"]} == set(TABLE)
+    assert set(call_in_process("initialize", {})["methods"]) == set(TABLE)
