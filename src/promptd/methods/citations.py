@@ -1,0 +1,60 @@
+"""citation/parse, citation/describe, citation/export, citation/strip: thin glue over
+promptd.citations."""
+
+from __future__ import annotations
+
+from promptd.api.citations import (
+    CitationDescribeParams,
+    CitationDescribeResult,
+    CitationExportParams,
+    CitationExportResult,
+    CitationParseParams,
+    CitationParseResult,
+    CitationReference,
+    CitationSegment,
+    CitationStripParams,
+    CitationStripResult,
+)
+from promptd.citations import export as citation_export
+from promptd.citations import markers, sources
+from promptd.methods.base import Context, Method
+
+
+def parse(params: CitationParseParams, ctx: Context) -> CitationParseResult:
+    parsed = markers.parse(params.text, final=params.final)
+    return CitationParseResult(
+        segments=[
+            CitationSegment(type=s.type, text=s.text, ids=list(s.ids), form=s.form, marker_type=s.marker_type, start=s.start, end=s.end)
+            for s in parsed.segments
+        ],
+        pending=parsed.pending,
+    )
+
+
+def describe(params: CitationDescribeParams, ctx: Context) -> CitationDescribeResult:
+    d = sources.describe(params.url, native_open=params.native_open)
+    return CitationDescribeResult(kind=d.kind, label=d.label, icon=d.icon, open=d.open, path=d.path)
+
+
+def export(params: CitationExportParams, ctx: Context) -> CitationExportResult:
+    given = {ident: citation_export.Source(url=s.url, title=s.title) for ident, s in params.sources.items()}
+    exported = citation_export.export(params.text, given)
+    return CitationExportResult(
+        text=exported.text,
+        references=[CitationReference(number=r.number, ids=list(r.ids), title=r.title, url=r.url) for r in exported.references],
+    )
+
+
+def strip(params: CitationStripParams, ctx: Context) -> CitationStripResult:
+    stripped = citation_export.strip(params.text)
+    return CitationStripResult(text=stripped.text, removed=stripped.removed)
+
+
+# parse, export and strip are linear but may get a whole long answer: offloaded so one large
+# request never stalls the others.
+METHODS = [
+    Method("citation/parse", CitationParseParams, CitationParseResult, parse, "Splits model output into text, citation and marker segments; an unfinished marker at the end is `pending`.", offload=True),
+    Method("citation/describe", CitationDescribeParams, CitationDescribeResult, describe, "Kind, label, icon and open action for a citation source URL."),
+    Method("citation/export", CitationExportParams, CitationExportResult, export, "Plain text for copying: citations as [n] references and a Sources list.", offload=True),
+    Method("citation/strip", CitationStripParams, CitationStripResult, strip, "The text with citation markers removed, for logs and previews.", offload=True),
+]
