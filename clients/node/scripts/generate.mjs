@@ -1,0 +1,262 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * Generates src/generated.ts (types and typed method wrappers) from protocol/openrpc.json, the
+ * document the server builds from its own models. Plain JavaScript on purpose: it must run before
+ * anything is compiled, even when the committed output no longer type-checks against a changed
+ * protocol.
+ *
+ *   node scripts/generate.mjs            write src/generated.ts
+ *   node scripts/generate.mjs --check    exit 1 when src/generated.ts is stale (used by the tests)
+ *   node scripts/generate.mjs --protocol PATH --out PATH
+ */
+
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const DEFAULT_PROTOCOL = resolve(HERE, "../../../protocol/openrpc.json");
+const DEFAULT_OUT = resolve(HERE, "../src/generated.ts");
+export const HEADER =
+  "// DO NOT EDIT: generated from protocol/openrpc.json by `make -C clients/node generate` (scripts/generate.mjs).";
+
+// Members of PromptdClient that a generated wrapper must never shadow.
+const RESERVED = new Set(["call", "notify", "request", "start", "stop", "connection", "process", "onEvent", "onNotification", "registerHostProvider", "hostProvider", "constructor"]);
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** @typedef {Record<string, unknown>} Schema */
+
+/** @param {unknown} value @returns {value is Schema} */
+function isObject(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A component name as a TypeScript identifier (pydantic names generics like `Page_Item_`). */
+function typeName(name) {
+  const cleaned = name.replace(/[^A-Za-z0-9_$]/g, "_");
+  return /^[0-9]/.test(cleaned) ? `_${cleaned}` : cleaned;
+}
+
+/** `reminder/wrap_many` -> `reminderWrapMany`, `rpc.discover` -> `rpcDiscover`. */
+export function wrapperName(method) {
+  const words = method.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return words
+    .map((word, i) => (i === 0 ? word.charAt(0).toLowerCase() + word.slice(1) : word.charAt(0).toUpperCase() + word.slice(1)))
+    .join("");
+}
+
+function propertyKey(name) {
+  return IDENTIFIER.test(name) ? name : JSON.stringify(name);
+}
+
+/** @param {string[]} members */
+function union(members) {
+  const unique = [...new Set(members)];
+  if (unique.includes("unknown")) return "unknown";
+  return unique.length === 0 ? "never" : unique.join(" | ");
+}
+
+/** Parenthesises a union or intersection before `[]` binds to it. */
+function arrayOf(type) {
+  return /[|&]/.test(type) && !/^[{[]/.test(type) ? `(${type})[]` : `${type}[]`;
+}
+
+function comment(schema, indent) {
+  const lines = [];
+  if (typeof schema.description === "string") lines.push(...schema.description.split("\n"));
+  if ("default" in schema && schema.default !== null && !(isObject(schema.default) && Object.keys(schema.default).length === 0)) {
+    lines.push(`@default ${JSON.stringify(schema.default)}`);
+  }
+  if (lines.length === 0) return "";
+  const safe = lines.map((line) => line.replace(/\*\//g, "*\\/"));
+  return safe.length === 1 ? `${indent}/** ${safe[0]} */\n` : `${indent}/**\n${safe.map((l) => `${indent} * ${l}`.trimEnd()).join("\n")}\n${indent} */\n`;
+}
+
+/**
+ * One JSON Schema as a TypeScript type expression. Covers what pydantic emits ($ref, anyOf,
+ * oneOf, allOf, enum, const, type lists, arrays, tuples, objects, maps); anything else is
+ * `unknown`, which is honest rather than wrong.
+ * @param {unknown} schema @param {string} indent @returns {string}
+ */
+export function tsType(schema, indent = "") {
+  if (schema === true || schema === undefined) return "unknown";
+  if (schema === false) return "never";
+  if (!isObject(schema)) return "unknown";
+  if (typeof schema.$ref === "string") return typeName(schema.$ref.split("/").pop() ?? "unknown");
+  if ("const" in schema) return JSON.stringify(schema.const);
+  if (Array.isArray(schema.enum)) return union(schema.enum.map((v) => JSON.stringify(v)));
+  for (const key of ["anyOf", "oneOf"]) {
+    const options = schema[key];
+    if (Array.isArray(options)) return union(options.map((s) => tsType(s, indent)));
+  }
+  if (Array.isArray(schema.allOf)) {
+    const parts = schema.allOf.map((s) => tsType(s, indent));
+    return parts.length === 1 ? (parts[0] ?? "unknown") : parts.map((p) => (p.includes("|") ? `(${p})` : p)).join(" & ");
+  }
+  if (Array.isArray(schema.type)) return union(schema.type.map((t) => tsType({ ...schema, type: t }, indent)));
+  switch (schema.type) {
+    case "string":
+      return "string";
+    case "integer":
+    case "number":
+      return "number";
+    case "boolean":
+      return "boolean";
+    case "null":
+      return "null";
+    case "array":
+      return arrayType(schema, indent);
+    case "object":
+      return objectType(schema, indent);
+    default:
+      return isObject(schema.properties) ? objectType(schema, indent) : "unknown";
+  }
+}
+
+function arrayType(schema, indent) {
+  if (Array.isArray(schema.prefixItems)) {
+    const items = schema.prefixItems.map((s) => tsType(s, indent));
+    const rest = schema.items === false || schema.items === undefined ? "" : `, ...${arrayOf(tsType(schema.items, indent))}`;
+    return `[${items.join(", ")}${rest}]`;
+  }
+  return arrayOf(tsType(schema.items, indent));
+}
+
+function objectType(schema, indent) {
+  const properties = isObject(schema.properties) ? schema.properties : {};
+  const names = Object.keys(properties);
+  const extra = schema.additionalProperties;
+  if (names.length === 0) {
+    if (extra === false) return "Record<string, never>";
+    return `Record<string, ${isObject(extra) ? tsType(extra, indent) : "unknown"}>`;
+  }
+  return `{\n${members(schema, indent + "  ")}${indent}}`;
+}
+
+/** The members of an object schema, one per line, with `?` for those not required. */
+function members(schema, indent) {
+  const properties = isObject(schema.properties) ? schema.properties : {};
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  let out = "";
+  for (const [name, property] of Object.entries(properties)) {
+    const optional = required.has(name) ? "" : "?";
+    out += comment(isObject(property) ? property : {}, indent);
+    out += `${indent}${propertyKey(name)}${optional}: ${tsType(property, indent)};\n`;
+  }
+  // Extra members allowed: an index signature of `unknown`, the only type every member fits.
+  if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
+    out += `${indent}[key: string]: unknown;\n`;
+  }
+  return out;
+}
+
+/** The declaration of one component schema. */
+function declaration(name, schema) {
+  const doc = comment(schema, "");
+  const type = tsType(schema, "");
+  if (type.startsWith("{\n")) return `${doc}export interface ${typeName(name)} ${type}\n`;
+  return `${doc}export type ${typeName(name)} = ${type};\n`;
+}
+
+/** The params of a method, from its by-name param list, as an object type. */
+function paramsType(method, indent) {
+  const params = Array.isArray(method.params) ? method.params : [];
+  if (params.length === 0) return "Record<string, never>";
+  const schema = {
+    properties: Object.fromEntries(params.map((p) => [p.name, p.schema])),
+    required: params.filter((p) => p.required).map((p) => p.name),
+  };
+  return `{\n${members(schema, indent + "  ")}${indent}}`;
+}
+
+/** @param {unknown} doc @returns {string} */
+export function render(doc) {
+  if (!isObject(doc) || !Array.isArray(doc.methods)) throw new Error("not an OpenRPC document: no methods");
+  const components = isObject(doc.components) && isObject(doc.components.schemas) ? doc.components.schemas : {};
+  const methods = [...doc.methods].filter(isObject).sort((a, b) => (String(a.name) < String(b.name) ? -1 : 1));
+  // (Plain code-unit order, never localeCompare: the output must not depend on the machine's locale.)
+  const requests = methods.filter((m) => m.result !== undefined);
+  const notifications = methods.filter((m) => m.result === undefined);
+
+  const seen = new Map();
+  for (const method of requests) {
+    const name = wrapperName(String(method.name));
+    if (RESERVED.has(name)) throw new Error(`method ${method.name} would shadow the client's own ${name}()`);
+    if (seen.has(name)) throw new Error(`methods ${seen.get(name)} and ${method.name} both map to ${name}()`);
+    seen.set(name, method.name);
+  }
+
+  const out = [HEADER, ""];
+  out.push(`import type { RequestOptions } from "./connection.js";`, "");
+  out.push(`/** The protocol version of the document these types were generated from. */`);
+  out.push(`export const PROTOCOL_VERSION = ${JSON.stringify(String(doc["x-protocol-version"] ?? ""))};`, "");
+  for (const name of Object.keys(components).sort()) {
+    out.push(declaration(name, components[name]));
+  }
+  out.push("/** Every request method: its params (by name) and its result. */");
+  out.push("export interface Methods {");
+  for (const method of requests) {
+    const result = isObject(method.result) ? tsType(method.result.schema, "    ") : "unknown";
+    out.push(`  ${JSON.stringify(method.name)}: {\n    params: ${paramsType(method, "    ")};\n    result: ${result};\n  };`);
+  }
+  out.push("}", "");
+  out.push("/** Notifications the client sends (never answered). */");
+  out.push("export interface Notifications {");
+  for (const method of notifications) {
+    out.push(`  ${JSON.stringify(method.name)}: {\n    params: ${paramsType(method, "    ")};\n  };`);
+  }
+  out.push("}", "");
+  out.push("export type MethodName = keyof Methods;");
+  out.push(`export type ParamsOf<M extends MethodName> = Methods[M]["params"];`);
+  out.push(`export type ResultOf<M extends MethodName> = Methods[M]["result"];`);
+  out.push("export type NotificationName = keyof Notifications;", "");
+  out.push(`export const METHOD_NAMES: readonly MethodName[] = ${JSON.stringify(requests.map((m) => m.name))};`, "");
+  out.push("/** One typed wrapper per request method; PromptdClient supplies `call`. */");
+  out.push("export abstract class GeneratedMethods {");
+  out.push("  abstract call<M extends MethodName>(method: M, params: ParamsOf<M>, options?: RequestOptions): Promise<ResultOf<M>>;");
+  for (const method of requests) {
+    const name = JSON.stringify(method.name);
+    const params = Array.isArray(method.params) ? method.params : [];
+    const optional = params.every((p) => !p.required);
+    const summary = typeof method.summary === "string" ? method.summary : "";
+    out.push("");
+    out.push(`  /** \`${method.name}\`${summary ? `: ${summary.replace(/\*\//g, "*\\/")}` : ""} */`);
+    out.push(
+      `  ${wrapperName(String(method.name))}(params: ParamsOf<${name}>${optional ? " = {}" : ""}, options?: RequestOptions): Promise<ResultOf<${name}>> {`,
+    );
+    out.push(`    return this.call(${name}, params, options);`);
+    out.push("  }");
+  }
+  out.push("}", "");
+  return out.join("\n");
+}
+
+function main(argv) {
+  const option = (flag, fallback) => {
+    const i = argv.indexOf(flag);
+    return i >= 0 && argv[i + 1] ? resolve(argv[i + 1]) : fallback;
+  };
+  const protocol = option("--protocol", DEFAULT_PROTOCOL);
+  const target = option("--out", DEFAULT_OUT);
+  const text = render(JSON.parse(readFileSync(protocol, "utf8")));
+  if (argv.includes("--check")) {
+    let current = "";
+    try {
+      current = readFileSync(target, "utf8");
+    } catch {
+      // a missing file is simply stale
+    }
+    if (current !== text) {
+      process.stderr.write(`${target} is stale: run \`make -C clients/node generate\`\n`);
+      return 1;
+    }
+    return 0;
+  }
+  writeFileSync(target, text);
+  return 0;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = main(process.argv.slice(2));
+}

@@ -1,0 +1,100 @@
+/**
+ * The write side: messages in, one line each out, through a single serialized writer. Every
+ * frame is encoded whole and handed to the stream in one `write`, so two frames can never
+ * interleave; back-pressure is respected by queueing until "drain". Knows nothing of ids or
+ * pending requests.
+ */
+
+import type { Writable } from "node:stream";
+
+import { ConnectionClosedError } from "./errors.js";
+import type { Message } from "./messages.js";
+
+interface Queued {
+  data: string;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+export class MessageWriter {
+  private readonly queue: Queued[] = [];
+  private waitingForDrain = false;
+  private failure: Error | undefined;
+
+  constructor(private readonly stream: Writable) {
+    stream.on("drain", () => {
+      this.waitingForDrain = false;
+      this.pump();
+    });
+    // Writing to a sidecar that has exited raises EPIPE here; it must not crash the host.
+    stream.on("error", (error: Error) => this.fail(new ConnectionClosedError("the output stream failed", { cause: error })));
+    stream.on("close", () => this.fail(new ConnectionClosedError("the output stream closed")));
+  }
+
+  /** True once the stream failed, closed or was ended: later writes are refused. */
+  get closed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /** Encodes and queues one message; resolves once the stream accepted its bytes. */
+  write(message: Message): Promise<void> {
+    if (this.failure !== undefined) {
+      return Promise.reject(this.failure);
+    }
+    let data: string;
+    try {
+      // JSON.stringify escapes lone surrogates (well-formed JSON.stringify), so the line is
+      // always valid UTF-8; it throws on BigInt and cycles, which the caller sees as a rejection.
+      data = JSON.stringify(message) + "\n";
+    } catch (error: unknown) {
+      return Promise.reject(error instanceof Error ? error : new TypeError(String(error)));
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ data, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Writes what is queued, then ends the stream (closes the peer's stdin). */
+  end(): Promise<void> {
+    if (this.failure !== undefined) {
+      return Promise.resolve();
+    }
+    // Ending is not a failure of what was queued: flush it past back-pressure (the stream
+    // buffers it), then refuse anything new.
+    this.waitingForDrain = false;
+    this.pump();
+    this.failure = new ConnectionClosedError("the output stream was ended");
+    return new Promise<void>((resolve) => {
+      this.stream.end(() => resolve());
+    });
+  }
+
+  private pump(): void {
+    while (!this.waitingForDrain && this.failure === undefined) {
+      const item = this.queue.shift();
+      if (item === undefined) {
+        return;
+      }
+      const accepted = this.stream.write(item.data, (error?: Error | null) => {
+        if (error) {
+          item.reject(new ConnectionClosedError("the output stream failed", { cause: error }));
+        } else {
+          item.resolve();
+        }
+      });
+      if (!accepted) {
+        this.waitingForDrain = true;
+      }
+    }
+  }
+
+  private fail(error: Error): void {
+    if (this.failure === undefined) {
+      this.failure = error;
+    }
+    for (const item of this.queue.splice(0)) {
+      item.reject(this.failure);
+    }
+  }
+}
