@@ -107,3 +107,14 @@ def test_every_method_in_the_table_is_in_the_document_and_in_initialize():
     document = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))
     assert {m["name"] for m in document["methods"]} == set(TABLE)
     assert set(call_in_process("initialize", {})["methods"]) == set(TABLE)
+
+
+def test_serve_reads_requests_from_a_regular_file_too(tmp_path):
+    import os
+
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"reminder/keys"}\n' % n for n in range(3)))
+    with open(requests, "rb") as stdin:
+        result = subprocess.run([sys.executable, "-m", "promptd", "serve"], stdin=stdin, capture_output=True, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
+    assert result.returncode == 0
+    assert sorted(json.loads(line)["id"] for line in result.stdout.splitlines()) == [0, 1, 2]

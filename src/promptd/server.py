@@ -9,10 +9,10 @@ from promptd.methods.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import os
-import queue
+import select
 import signal
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -54,52 +54,82 @@ class ClientError(Exception):
 
 
 class FrameWriter:
-    """The single writer: one thread drains one queue to the protocol descriptor, coalescing
-    whatever frames are waiting into one write."""
+    """The single writer of the protocol descriptor.
+
+    On a pipe or socket the descriptor is non-blocking and a frame is written at once from the
+    caller's thread when nothing is waiting (no thread hop on the hot path); whatever does not fit
+    becomes a backlog that one writer thread drains in order as the client reads. Any other
+    descriptor (a file, a terminal, which must not be made non-blocking) is always written by the
+    writer thread. Either way frames leave in the order they were sent and coalesce under load.
+    """
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        mode = os.fstat(fd).st_mode
+        self._direct = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+        if self._direct:
+            os.set_blocking(fd, False)
+        self._lock = threading.Lock()
+        self._backlog = bytearray()
+        self._wake = threading.Condition(self._lock)
+        self._closing = False
         self._broken = False
         self._thread = threading.Thread(target=self._run, name="promptd-writer", daemon=True)
         self._thread.start()
 
     def send(self, frame: Any) -> None:
-        self._queue.put(encode(frame))
+        data = encode(frame)
+        with self._lock:
+            if self._broken:
+                return
+            if self._direct and not self._backlog:
+                data = self._write_some(data)
+                if not data:
+                    return
+            self._backlog += data
+            self._wake.notify()
 
     def close(self, timeout: float = 5.0) -> None:
-        self._queue.put(None)
+        with self._lock:
+            self._closing = True
+            self._wake.notify()
         self._thread.join(timeout)
+
+    def _write_some(self, data: bytes) -> bytes:
+        """Writes what the descriptor takes now; returns the rest. Called with the lock held."""
+        try:
+            written = os.write(self.fd, data)
+        except BlockingIOError:
+            return data
+        except OSError:
+            self._broken = True  # the client went away; frames are dropped, nothing blocks
+            return b""
+        return data[written:]
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
-            chunks = []
-            done = item is None
-            if item is not None:
-                chunks.append(item)
-            while not done:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    done = True
-                else:
-                    chunks.append(more)
-            if chunks and not self._broken:
-                self._write_all(b"".join(chunks))
-            if done:
-                return
+            with self._lock:
+                while not self._backlog and not self._closing:
+                    self._wake.wait()
+                if not self._backlog or self._broken:
+                    return
+                pending = bytes(self._backlog)
+                self._backlog.clear()
+            self._drain(pending)
 
-    def _write_all(self, data: bytes) -> None:
+    def _drain(self, data: bytes) -> None:
+        """Writes `data` fully, waiting for the descriptor to take it."""
         view = memoryview(data)
-        try:
-            while view:
+        while view:
+            try:
                 written = os.write(self.fd, view)
-                view = view[written:]
-        except OSError:
-            self._broken = True  # the client went away; keep draining so nothing blocks
+            except BlockingIOError:
+                select.select([], [self.fd], [], 1.0)
+                continue
+            except OSError:
+                self._broken = True
+                return
+            view = view[written:]
 
 
 class Server:
@@ -118,8 +148,10 @@ class Server:
         self._stopping = False
         self._exit_code: int | None = None
         self._done: asyncio.Event
-        self._slots: asyncio.Semaphore
         self._loop: asyncio.AbstractEventLoop
+        self._reader: asyncio.ReadTransport | None = None
+        self._paused = False
+        self._room: threading.Event | None = None
         self.context = Context(runtime=runtime, peer=self, lifecycle=self)
 
     # ---- running ---------------------------------------------------------------------------
@@ -130,50 +162,78 @@ class Server:
     async def _main(self) -> int:
         self._loop = asyncio.get_running_loop()
         self._done = asyncio.Event()
-        self._slots = asyncio.Semaphore(MAX_IN_FLIGHT)
         try:
             self._loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
         except (NotImplementedError, RuntimeError):
             pass
         self.log.info("started", pid=os.getpid(), max_message_bytes=self.runtime.config.max_message_bytes)
-        threading.Thread(target=self._read_loop, name="promptd-reader", daemon=True).start()
+        await self._start_reading()
         await self._done.wait()
         self.writer.close()
         code = self._exit_code if self._exit_code is not None else 0
         self.log.info("stopped", exit_code=code)
         return code
 
+    async def _start_reading(self) -> None:
+        """Pipes and sockets are read by the event loop itself (no thread hop per request);
+        anything else (a regular file, a terminal, which must not be made non-blocking) by a
+        reader thread."""
+        mode = os.fstat(self.in_fd).st_mode
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+            pipe = os.fdopen(os.dup(self.in_fd), "rb", buffering=0)
+            await self._loop.connect_read_pipe(lambda: _StdinProtocol(self), pipe)
+            return
+        self._room = threading.Event()
+        self._room.set()
+        threading.Thread(target=self._read_loop, name="promptd-reader", daemon=True).start()
+
     def _read_loop(self) -> None:
-        """Reader thread: blocking reads, handed to the loop one chunk at a time. Waiting for each
-        chunk to be taken gives back-pressure when too many requests are in flight."""
+        """Reader thread: blocking reads handed to the loop; waits while too many requests are
+        in flight (back-pressure)."""
         while True:
+            self._room.wait()
             try:
                 chunk = os.read(self.in_fd, READ_CHUNK)
             except OSError:
                 chunk = b""
             try:
-                future = asyncio.run_coroutine_threadsafe(self._feed(chunk), self._loop)
-                future.result()
-            except (RuntimeError, asyncio.CancelledError, concurrent.futures.CancelledError):
-                return  # the loop is gone or stopping
+                self._loop.call_soon_threadsafe(self._feed, chunk)
+            except RuntimeError:
+                return  # the loop is gone
             if not chunk:
                 return
 
-    async def _feed(self, chunk: bytes) -> None:
+    def _feed(self, chunk: bytes) -> None:
         if self._stopping:
             return
         if not chunk:
             for line in self.framer.close():
-                await self._on_line(line)
-            await self._on_eof()
+                self._on_line(line)
+            self._loop.create_task(self._on_eof())
             return
         self.framer.max_line_bytes = self.runtime.config.max_message_bytes
         for line in self.framer.feed(chunk):
-            await self._on_line(line)
+            self._on_line(line)
             if self._stopping:
                 return
+        if len(self._tasks) >= MAX_IN_FLIGHT:
+            self._pause()
 
-    async def _on_line(self, line: bytes | Oversize) -> None:
+    def _pause(self) -> None:
+        if self._reader is not None:
+            self._reader.pause_reading()
+            self._paused = True
+        elif self._room is not None:
+            self._room.clear()
+
+    def _resume(self) -> None:
+        if self._paused and self._reader is not None:
+            self._paused = False
+            self._reader.resume_reading()
+        elif self._room is not None and not self._room.is_set():
+            self._room.set()
+
+    def _on_line(self, line: bytes | Oversize) -> None:
         if isinstance(line, Oversize):
             self.log.warning("line_too_long", bytes=line.size, limit=self.framer.max_line_bytes)
             self.writer.send(error_frame(None, codes.INVALID_REQUEST, "Message too large", {"kind": "too_large", "limit": self.framer.max_line_bytes}))
@@ -181,25 +241,21 @@ class Server:
         if not line.strip():
             return  # blank lines between frames are tolerated, as most line protocols do
         decoded = decode(line)
-        if not decoded.batch:
-            message = decoded.messages[0]
-            await self._slots.acquire()
-            self._spawn(self._answer_one(message), release=True)
-            return
-        await self._slots.acquire()
-        self._spawn(self._answer_batch(decoded.messages), release=True)
+        if decoded.batch:
+            self._spawn(self._answer_batch(decoded.messages))
+        else:
+            self._spawn(self._answer_one(decoded.messages[0]))
 
-    def _spawn(self, coro: Any, release: bool = False) -> asyncio.Task[Any]:
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = self._loop.create_task(coro)
         self._tasks.add(task)
-
-        def finished(t: asyncio.Task[Any]) -> None:
-            self._tasks.discard(t)
-            if release:
-                self._slots.release()
-
-        task.add_done_callback(finished)
+        task.add_done_callback(self._finished)
         return task
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if len(self._tasks) < MAX_IN_FLIGHT // 2:
+            self._resume()
 
     # ---- one message ---------------------------------------------------------------------
 
@@ -358,6 +414,25 @@ class Server:
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(exc)
+
+
+class _StdinProtocol(asyncio.Protocol):
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.server._reader = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.server._feed(data)
+
+    def eof_received(self) -> bool:
+        self.server._feed(b"")
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None:
+            self.server._feed(b"")
 
 
 def protect_stdout() -> int:

@@ -9,7 +9,9 @@ class ApiModel(BaseModel):
     """Every wire model: snake_case fields, unknown fields refused (a typo is an error, not a
     silently ignored option)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: a model's validator is built on first use, not at import, which keeps the
+    # cold start of `promptd serve` down (most processes use a few methods only).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Empty(ApiModel):
