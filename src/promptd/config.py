@@ -78,7 +78,11 @@ class PromptConfig(Section):
 
 
 class VaultConfig(Section):
+    # A file holding the vault key (64 hex digits, base64, or 32 raw bytes); refused unless only
+    # its owner can read it. PROMPTD_VAULT_KEY, when set, wins over it.
     key_file: str | None = None
+    # A sealed Apply-Patch template to use instead of the shipped one (`promptd vault seal`).
+    template_file: str | None = None
 
 
 class Config(Section):

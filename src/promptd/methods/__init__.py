@@ -6,7 +6,7 @@ Each area contributes the METHODS list of its own module.
 
 from __future__ import annotations
 
-from promptd.methods import citations, core, reminders
+from promptd.methods import citations, core, prompt, reminders
 from promptd.methods.base import Method
 
 
@@ -23,5 +23,6 @@ def _build(*groups: list[Method]) -> dict[str, Method]:
 TABLE: dict[str, Method] = _build(
     core.METHODS,
     reminders.METHODS,
+    prompt.METHODS,
     citations.METHODS,
 )

@@ -1,0 +1,69 @@
+"""prompt/render, prompt/lint, prompt/persist.
+
+Glue layer. The pipeline, engine, lint and vault modules import jinja2 and cryptography, so they
+are imported inside the handlers: the server's cold start never pays for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable
+
+from promptd.api.prompt import LintParams, LintResult, LintViolation, PersistParams, PersistResult, RenderParams, RenderResult, TemplateName
+from promptd.methods.base import Context, Method
+from promptd.prompt.context import for_persistence
+
+
+def render(params: RenderParams, ctx: Context) -> RenderResult | Awaitable[RenderResult]:
+    from promptd.prompt import pipeline
+
+    if pipeline.renders_inline(params.context):
+        return _render(params, ctx)
+    # Custom templates, bodies, first compiles and the vault's decrypt-compile-render can take
+    # milliseconds or more; a worker thread keeps them from stalling other requests.
+    return asyncio.to_thread(_render, params, ctx)
+
+
+def _render(params: RenderParams, ctx: Context) -> RenderResult:
+    from promptd.prompt import pipeline, vault
+
+    runtime = ctx.runtime
+    tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
+    started = time.perf_counter()
+    rendered = pipeline.render(
+        params.context,
+        tools,
+        params.params,
+        params.flags,
+        open_vault=lambda: vault.vault_for(runtime.config.vault, os.environ),
+    )
+    if runtime.log.enabled("debug"):
+        runtime.log.debug(
+            "prompt_rendered",
+            template=rendered.template,
+            chars=rendered.chars,
+            tool_kinds=len(tools),
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+    return RenderResult(text=rendered.text, template=TemplateName(rendered.template), sha256=rendered.sha256, chars=rendered.chars)
+
+
+def lint(params: LintParams, ctx: Context) -> LintResult:
+    from promptd.prompt import lint as guard
+
+    exempt = params.exempt_kinds if params.exempt_kinds is not None else ctx.runtime.config.prompt.exempt_kinds
+    found = guard.lint(params.template, exempt)
+    return LintResult(violations=[LintViolation(line=v.line, column=v.column, kind=v.kind, message=v.message) for v in found])
+
+
+def persist(params: PersistParams, ctx: Context) -> PersistResult:
+    return PersistResult(context=for_persistence(params.context))
+
+
+METHODS = [
+    Method("prompt/render", RenderParams, RenderResult, render, "Renders the system prompt for a seed-004 context: text, template used, sha256, length."),
+    Method("prompt/lint", LintParams, LintResult, lint, "Checks that every ${{ tools.by_kind.X }} sits inside a condition on tools.by_kind.X.", offload=True),
+    Method("prompt/persist", PersistParams, PersistResult, persist, "The context normalized for storage (subagent role summaries cleared)."),
+]

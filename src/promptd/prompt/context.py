@@ -1,0 +1,173 @@
+"""The prompt context (seed 004): the versioned, serializable inputs of one system prompt.
+
+Domain layer: pure data and validation. Must not import promptd.rpc or promptd.methods, and must
+not import jinja2 or cryptography (this module is loaded at server start-up through the API models).
+
+Every problem with a context is an InvalidContext error naming the field, so a typo in a context
+file can never silently change a prompt; `version` is what forward compatibility goes through.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, field_validator
+
+from promptd.errors import InvalidContext
+
+# The context structure versions this build understands. A newer structure may add fields whose
+# meaning we cannot guess, so it is refused rather than rendered half-understood.
+SUPPORTED_VERSIONS = frozenset({1})
+CURRENT_VERSION = 1
+# Seed 004: the label inserted at the beginning of the prompt.
+DEFAULT_LABEL = "Grok"
+
+
+class PromptMode(StrEnum):
+    EXTEND = "extend"
+    FULL = "full"
+
+
+class Audience(StrEnum):
+    PRIMARY = "primary"
+    SUBAGENT = "subagent"
+
+
+class CustomOverride(BaseModel):
+    """`{"custom": "..."}`: a caller-provided base template."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    custom: StrictStr
+
+
+def _lowered(value: Any) -> Any:
+    # The seed writes the enum values capitalized ("Extend", "Primary", "Codex"); the wire is
+    # snake_case. Both spellings mean the same thing, so both are accepted and stored lowercase.
+    return value.lower() if isinstance(value, str) else value
+
+
+class PromptContext(BaseModel):
+    """Seed 004's context structure, with its defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
+
+    version: StrictInt = Field(CURRENT_VERSION, description="Structure version; only 1 is supported.")
+    prompt_mode: PromptMode = Field(PromptMode.EXTEND, description="extend: base template then body; full: the body alone.")
+    audience: Audience = Field(Audience.PRIMARY, description="primary: the main agent; subagent: a delegated worker.")
+    memory_enabled: StrictBool = False
+    system_prompt_label: StrictStr = DEFAULT_LABEL
+    os_name: StrictStr | None = None
+    shell_path: StrictStr | None = None
+    working_directory: StrictStr | None = None
+    current_date: StrictStr | None = None
+    is_non_interactive: StrictBool = Field(False, description="true for SDKs, pipelines and other unattended use.")
+    role_instructions: StrictStr | None = Field(None, description="Injected for the primary audience only.")
+    role_summaries: list[StrictStr] = Field(default_factory=list, description="Kept for primary; cleared by prompt/persist for subagent.")
+    prompt_body: StrictStr | None = Field(None, description="The custom body: appended in extend mode, the whole prompt in full mode.")
+    system_prompt: Literal["none", "codex"] | CustomOverride = Field(
+        "none", description='Base template override: "none", "codex" (the sealed Apply-Patch template) or {"custom": "..."}.'
+    )
+
+    @field_validator("prompt_mode", "audience", mode="before")
+    @classmethod
+    def _lower_enums(cls, value: Any) -> Any:
+        return _lowered(value)
+
+    @field_validator("system_prompt", mode="before")
+    @classmethod
+    def _override_shape(cls, value: Any) -> Any:
+        value = _lowered(value)
+        if isinstance(value, str) and value not in ("none", "codex"):
+            raise ValueError('must be "none", "codex" or {"custom": "<template>"}')
+        if isinstance(value, Mapping):
+            # Validated here so an error names `system_prompt.custom`, not a union branch.
+            return CustomOverride.model_validate(dict(value))
+        return value
+
+    @property
+    def body(self) -> str | None:
+        """The custom body, or None when it is missing or blank (a blank body adds nothing)."""
+        if self.prompt_body is None or not self.prompt_body.strip():
+            return None
+        return self.prompt_body
+
+
+def parse_context(data: Any) -> PromptContext:
+    """Validates raw data (a JSON object) into a PromptContext; raises InvalidContext naming the
+    first offending field."""
+    if isinstance(data, PromptContext):
+        return data
+    if not isinstance(data, Mapping):
+        raise InvalidContext("the prompt context must be an object", field="context")
+    version = data.get("version", CURRENT_VERSION)
+    # Checked before everything else: an unknown version explains every other surprise.
+    if isinstance(version, bool) or not isinstance(version, int) or version not in SUPPORTED_VERSIONS:
+        raise InvalidContext(
+            f"unsupported prompt context version {version!r}; supported: {sorted(SUPPORTED_VERSIONS)}",
+            field="version",
+            supported=sorted(SUPPORTED_VERSIONS),
+        )
+    try:
+        return PromptContext.model_validate(dict(data))
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False, include_context=False)[0]
+        field = _field_name(first["loc"])
+        if first["type"] == "extra_forbidden":
+            raise InvalidContext(f"unknown prompt context field {field!r}", field=field, reason="unknown_field") from None
+        raise InvalidContext(f"invalid prompt context field {field!r}: {first['msg']}", field=field, reason=first["type"]) from None
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    # pydantic puts union branch tags ("literal['none','codex']", "CustomOverride") into the
+    # location; a caller wants the path of the field they wrote.
+    parts = [str(p) for p in loc if isinstance(p, int) or str(p).isidentifier() and str(p) != "CustomOverride"]
+    return ".".join(parts) or "context"
+
+
+def for_persistence(context: PromptContext) -> PromptContext:
+    """The context as it should be stored: enums lowercase, every default explicit once dumped, and
+    role summaries cleared for a subagent (seed 004: a subagent carries no role information)."""
+    if context.audience is Audience.SUBAGENT and context.role_summaries:
+        return context.model_copy(update={"role_summaries": []})
+    return context
+
+
+def load_file(path: str | Path) -> PromptContext:
+    """Reads a context from a JSON or YAML file (by extension; JSON is tried first otherwise)."""
+    path = Path(path)
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidContext(f"cannot read prompt context file {path}: {exc}", field="context") from exc
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        data = _json(text, path)
+    elif suffix in (".yaml", ".yml"):
+        data = _yaml(text, path)
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = _yaml(text, path)
+    return parse_context(data)
+
+
+def _json(text: str, path: Path) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidContext(f"{path} is not valid JSON (line {exc.lineno})", field="context") from exc
+
+
+def _yaml(text: str, path: Path) -> Any:
+    import yaml  # lazily: only the CLI reads YAML contexts
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InvalidContext(f"{path} is not valid YAML", field="context") from exc

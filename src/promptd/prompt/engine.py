@@ -1,0 +1,217 @@
+"""The template dialect: Jinja2 with `${{ }}`, `${% %}` and `${# #}`, rendered in the sandbox.
+
+Domain layer: must not import promptd.rpc or promptd.methods. Imports jinja2 at module level, so
+it is itself imported lazily (only when a prompt method or command first renders or lints).
+
+The dialect matches the reference implementation's engine (MiniJinja with the same delimiters and
+its defaults): no autoescape, no trim_blocks / lstrip_blocks, the template's final newline dropped,
+lenient undefined values, and a template with neither `${{` nor `${%` returned verbatim. Templates
+written for it therefore render byte for byte the same here.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+from jinja2 import TemplateSyntaxError, Undefined
+from jinja2.exceptions import SecurityError, TemplateError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from promptd.errors import TemplateRender, TemplateSyntax
+
+# Rendered output above this is refused: a loop in a caller's template must not be able to grow
+# one prompt until the process runs out of memory. 4 MiB is hundreds of times any real prompt.
+MAX_OUTPUT_CHARS = 4 << 20
+# A `*` or `**` whose result would exceed this is refused for the same reason ('x' * 10**10).
+MAX_OPERAND_CHARS = 1 << 20
+# Compiled templates kept: the three shipped ones plus a working set of callers' custom templates
+# and bodies. Bounded, because those come from callers and could otherwise grow without end.
+CACHE_ENTRIES = 64
+# Dict methods a template may still call by attribute (`tools.by_kind.items()`), as MiniJinja
+# allows. Every other attribute of a mapping is a key lookup; see PromptEnvironment.getattr.
+MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
+MARKERS = ("${{", "${%")
+
+
+def is_templated(source: str) -> bool:
+    """False for text that holds no variable or block marker: such text is returned verbatim."""
+    return MARKERS[0] in source or MARKERS[1] in source
+
+
+class PromptEnvironment(ImmutableSandboxedEnvironment):
+    """The sandbox plus two rules of the dialect.
+
+    Attribute access on a mapping is a key lookup first (so a tool kind named `items` is the tool,
+    not the dict method), and a missing key is undefined (lenient). Sizes of `*` / `**` results and
+    of the whole output are capped.
+    """
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, Mapping):
+            if attribute in obj:
+                return obj[attribute]
+            if attribute not in MAPPING_METHODS:
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+        # Jinja's sandbox returns an undefined value here, which a lenient template prints as
+        # empty text: a probe for Python internals would then pass silently. It is an error.
+        raise SecurityError(f"access to attribute {attribute!r} of a {type(obj).__name__!r} value is not allowed")
+
+    def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
+        if operator_name == "**":
+            if isinstance(left, (int, float)) and isinstance(right, (int, float)) and abs(right) > 64:
+                raise SecurityError("exponent too large")
+            return operator.pow(left, right)
+        for text, count in ((left, right), (right, left)):
+            if isinstance(text, (str, list, tuple)) and isinstance(count, int) and len(text) * count > MAX_OPERAND_CHARS:
+                raise SecurityError("repetition result too large")
+        return operator.mul(left, right)
+
+
+def _concat(chunks: Iterable[str]) -> str:
+    parts = []
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > MAX_OUTPUT_CHARS:
+            raise SecurityError(f"rendered output exceeds {MAX_OUTPUT_CHARS} characters")
+        parts.append(chunk)
+    return "".join(parts)
+
+
+def _finalize(value: Any) -> Any:
+    # An unset optional value renders as empty text, never as the word "None".
+    return "" if value is None else value
+
+
+def _build_environment() -> PromptEnvironment:
+    env = PromptEnvironment(
+        block_start_string="${%",
+        block_end_string="%}",
+        variable_start_string="${{",
+        variable_end_string="}}",
+        comment_start_string="${#",
+        comment_end_string="#}",
+        # Line statements stay off: `#` and `%` at line starts are common in prompts (Markdown).
+        line_statement_prefix=None,
+        line_comment_prefix=None,
+        trim_blocks=False,
+        lstrip_blocks=False,
+        keep_trailing_newline=False,
+        autoescape=False,
+        undefined=Undefined,
+        finalize=_finalize,
+        cache_size=0,  # we keep our own, bounded compile cache below
+        auto_reload=False,
+    )
+    env.concat = _concat  # type: ignore[method-assign]
+    return env
+
+
+class Engine:
+    """Compiles and renders dialect templates. One per process; the Jinja environment is built
+    once and never changed afterwards."""
+
+    def __init__(self) -> None:
+        self.environment = _build_environment()
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # -- compiling -------------------------------------------------------------------------------
+    def compile(self, source: str, name: str, *, cache: bool = True) -> Any:
+        """The compiled template; raises TemplateSyntax naming the template, line and cause.
+
+        With `cache=False` nothing about the template is kept (the sealed Apply-Patch template)."""
+        if cache:
+            with self._lock:
+                hit = self._cache.get(source)
+                if hit is not None:
+                    self._cache.move_to_end(source)
+                    return hit
+        env = self.environment
+        try:
+            code = env.compile(source, name=name, filename=name)
+        except TemplateSyntaxError as exc:
+            line = exc.lineno
+            cause = exc.message or "syntax error"
+            # The exception holds the whole source; drop it before it travels anywhere.
+            exc.source = None
+            raise TemplateSyntax(f"template {name!r} line {line}: {cause}", template=name, line=line, cause=cause) from None
+        template = env.template_class.from_code(env, code, env.make_globals(None), None)
+        if cache:
+            with self._lock:
+                self._cache[source] = template
+                self._cache.move_to_end(source)
+                while len(self._cache) > CACHE_ENTRIES:
+                    self._cache.popitem(last=False)
+        return template
+
+    def is_cached(self, source: str) -> bool:
+        with self._lock:
+            return source in self._cache
+
+    def cached_sources(self) -> list[str]:
+        """The sources of every cached template (for audits and tests)."""
+        with self._lock:
+            return list(self._cache)
+
+    def cached_templates(self) -> list[Any]:
+        with self._lock:
+            return list(self._cache.values())
+
+    # -- rendering -------------------------------------------------------------------------------
+    def render(self, source: str, variables: Mapping[str, Any], name: str, *, cache: bool = True) -> str:
+        """Renders `source` with `variables`; raises TemplateSyntax or TemplateRender naming the
+        template, line and cause (never returns an empty string in place of a failure)."""
+        if not is_templated(source):
+            return source
+        template = self.compile(source, name, cache=cache)
+        try:
+            return template.render(variables)
+        except TemplateError as exc:
+            raise _render_error(exc, name, exc.__traceback__) from None
+        except (TypeError, ValueError, ArithmeticError, LookupError, RecursionError) as exc:
+            # Errors raised by filters and operators on the caller's data (`'a' + 1`, `1 // 0`).
+            raise _render_error(exc, name, exc.__traceback__) from None
+
+
+def _render_error(exc: BaseException, name: str, tb: TracebackType | None) -> TemplateRender:
+    line = _template_line(tb, name)
+    kind = "security" if isinstance(exc, SecurityError) else type(exc).__name__
+    cause = str(exc) or kind
+    where = f" line {line}" if line else ""
+    return TemplateRender(f"template {name!r}{where}: {cause}", template=name, line=line, cause=cause, error=kind)
+
+
+def _template_line(tb: TracebackType | None, name: str) -> int | None:
+    """The template line of the innermost frame that belongs to the template: Jinja rewrites
+    tracebacks so template frames carry the template's file name and line numbers."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == name:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+_ENGINE: Engine | None = None
+_ENGINE_LOCK = threading.Lock()
+
+
+def engine() -> Engine:
+    """The process-wide engine, built on first use."""
+    global _ENGINE
+    if _ENGINE is None:
+        with _ENGINE_LOCK:
+            if _ENGINE is None:
+                _ENGINE = Engine()
+    return _ENGINE

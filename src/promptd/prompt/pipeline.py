@@ -1,0 +1,159 @@
+"""The system prompt pipeline (seed 004): variables, template choice, modes and audience.
+
+Domain layer: must not import promptd.rpc or promptd.methods; imported lazily (the engine uses
+jinja2, the vault `cryptography`).
+
+Extend mode renders the base template, then the custom body, joined by one blank line. The base is
+chosen by the override first (custom > codex's Apply-Patch > none) and by the audience last.
+Full mode renders the body alone. A failure is an error naming the template: never an empty prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ntpath
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from promptd.errors import InvalidContext, TemplateRender
+from promptd.prompt.context import Audience, CustomOverride, PromptContext, PromptMode
+from promptd.prompt.engine import engine
+from promptd.prompt.vault import TEMPLATES, Vault
+
+# Seed 004 and the reference implementation: base and body are concatenated with one blank line.
+BODY_SEPARATOR = "\n\n"
+SHIPPED = {"primary": "primary.jinja", "subagent": "subagent.jinja"}
+# Shells that chain commands with `;` rather than `&&` (Windows PowerShell 5.1 and cmd.exe).
+SEMICOLON_SHELLS = frozenset({"powershell", "powershell.exe", "cmd", "cmd.exe"})
+WINDOWS_NATIVE_SHELLS = SEMICOLON_SHELLS | {"pwsh", "pwsh.exe"}
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    text: str
+    template: str  # primary | subagent | apply_patch | custom | full
+    sha256: str
+    chars: int
+
+
+_sources: dict[str, str] = {}
+_sources_lock = threading.Lock()
+
+
+def shipped_source(name: str) -> str:
+    """The text of a shipped (unsealed) template, read once. The same str object is returned every
+    time, so the compile cache finds it by identity."""
+    with _sources_lock:
+        if name not in _sources:
+            _sources[name] = (TEMPLATES / SHIPPED[name]).read_text("utf-8")
+        return _sources[name]
+
+
+def default_flags(context: PromptContext) -> dict[str, bool]:
+    """Flags a caller does not set, derived from the context the way the reference implementation
+    derives them from the host (docs/templates.md lists them)."""
+    os_name = (context.os_name or "").strip().lower()
+    shell = ntpath.basename(context.shell_path or "").strip().lower()  # handles / and \ alike
+    is_windows = os_name.startswith("win")
+    return {
+        "is_windows": is_windows,
+        "shell_uses_semicolon": shell in SEMICOLON_SHELLS,
+        # Windows without a Unix-like shell (or with an unknown one) has no grep, sed or find.
+        "has_unix_utilities": not (is_windows and (not shell or shell in WINDOWS_NATIVE_SHELLS)),
+        # promptd delivers system reminders; a host that does not can say so.
+        "system_reminders_enabled": True,
+        "include_browser_verification": False,
+    }
+
+
+def variables(
+    context: PromptContext,
+    tools: Mapping[str, str],
+    params: Mapping[str, Mapping[str, str]] | None = None,
+    flags: Mapping[str, bool] | None = None,
+) -> dict[str, Any]:
+    """What a template sees: the `tools` and `params` namespaces, then the context's environment and
+    identity fields at the top level, then the flags. A flag may not reuse any of those names."""
+    primary = context.audience is Audience.PRIMARY
+    merged: dict[str, Any] = {
+        "tools": {"by_kind": dict(tools)},
+        "params": {kind: dict(names) for kind, names in (params or {}).items()},
+        "system_prompt_label": context.system_prompt_label,
+        "os_name": context.os_name or "",
+        "shell_path": context.shell_path or "",
+        "working_directory": context.working_directory or "",
+        "current_date": context.current_date or "",
+        "memory_enabled": context.memory_enabled,
+        "is_non_interactive": context.is_non_interactive,
+        "audience": context.audience.value,
+        # Seed 004: the primary audience gets role instructions and summaries; a subagent none.
+        "role_instructions": (context.role_instructions or "") if primary else "",
+        "role_summaries": list(context.role_summaries) if primary else [],
+    }
+    given = dict(flags or {})
+    for name in given:
+        if name in merged:
+            raise InvalidContext(f"flag {name!r} would hide the template variable of the same name", field=f"flags.{name}", reason="name_clash")
+    merged.update(default_flags(context))
+    merged.update(given)
+    return merged
+
+
+def base_template(context: PromptContext) -> str:
+    """The name of the base template extend mode starts from."""
+    override = context.system_prompt
+    if isinstance(override, CustomOverride):
+        return "custom"
+    if override == "codex":
+        return "apply_patch"
+    return context.audience.value
+
+
+def renders_inline(context: PromptContext) -> bool:
+    """True when the render needs only an already-compiled shipped template: cheap and bounded, so
+    a server may run it without handing it to a worker thread."""
+    if context.prompt_mode is not PromptMode.EXTEND or context.body is not None:
+        return False
+    name = base_template(context)
+    return name in SHIPPED and engine().is_cached(shipped_source(name))
+
+
+def render(
+    context: PromptContext,
+    tools: Mapping[str, str],
+    params: Mapping[str, Mapping[str, str]] | None = None,
+    flags: Mapping[str, bool] | None = None,
+    *,
+    open_vault: Callable[[], Vault] | None = None,
+) -> Rendered:
+    """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,
+    TemplateRender or VaultLocked."""
+    values = variables(context, tools, params, flags)
+    eng = engine()
+    body = context.body
+    if context.prompt_mode is PromptMode.FULL:
+        if body is None:
+            raise InvalidContext("full mode renders prompt_body alone, and prompt_body is empty", field="prompt_body", reason="missing_body")
+        name = "full"
+        text = eng.render(body, values, "body")
+    else:
+        name = base_template(context)
+        override = context.system_prompt
+        if isinstance(override, CustomOverride):
+            if not override.custom.strip():
+                raise InvalidContext("the custom template is empty", field="system_prompt.custom", reason="empty")
+            text = eng.render(override.custom, values, "custom")
+        elif name == "apply_patch":
+            if open_vault is None:
+                raise InvalidContext("the codex override needs the template vault", field="system_prompt", reason="no_vault")
+            # Never cached: the compiled template would keep the plaintext alive.
+            text = open_vault().render(lambda source: eng.render(source, values, "apply_patch", cache=False))
+        else:
+            text = eng.render(shipped_source(name), values, name)
+        if body is not None:
+            text = text + BODY_SEPARATOR + eng.render(body, values, "body")
+    if not text.strip():
+        raise TemplateRender(f"template {name!r} rendered to empty text", template=name, line=None, cause="empty output", error="empty")
+    return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), chars=len(text))
