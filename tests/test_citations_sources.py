@@ -95,7 +95,8 @@ def test_file_urls_open_natively_only_where_the_host_can():
         ("notes.txt", DOCUMENT_ICON),
         ("mystery.qqq", DOCUMENT_ICON),
         ("noextension", DOCUMENT_ICON),
-        (".env", DOCUMENT_ICON),
+        (".env", "\U0001f4cb"),
+        (".bashrc", DOCUMENT_ICON),
     ],
 )
 def test_file_icons_follow_the_extension_table(name, icon):
@@ -113,3 +114,18 @@ def test_describe_never_raises(url):
     described = describe(url)
     assert described.icon
     assert described.kind in set(SourceKind)
+
+
+def test_the_icon_table_in_the_docs_matches_the_code():
+    from pathlib import Path
+
+    from promptd.citations.sources import ICONS_BY_EXTENSION
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "citations.md").read_text("utf-8")
+    table = doc.split("| icon | extensions |", 1)[1].split("\n\n", 1)[0]
+    documented = {}
+    for row in table.splitlines()[2:]:
+        icon, extensions = (cell.strip() for cell in row.strip("|").split("|"))
+        for ext in extensions.split(","):
+            documented[ext.strip().strip("`").lstrip(".")] = icon
+    assert documented == ICONS_BY_EXTENSION

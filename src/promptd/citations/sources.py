@@ -100,9 +100,10 @@ def icon_for_name(name: str) -> str:
     lowered = name.lower()
     if lowered in ICONS_BY_NAME:
         return ICONS_BY_NAME[lowered]
+    # The text after the last dot; for a dotfile that is its name (`.env` -> env), which is the
+    # icon a reader expects for it.
     dot = lowered.rfind(".")
-    # A leading dot names a hidden file (.env), not an extension; os.path.splitext agrees.
-    extension = lowered[dot + 1 :] if dot > 0 else ""
+    extension = lowered[dot + 1 :] if dot >= 0 else ""
     return ICONS_BY_EXTENSION.get(extension, DOCUMENT_ICON)
 
 
