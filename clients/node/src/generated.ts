@@ -5,6 +5,8 @@ import type { RequestOptions } from "./connection.js";
 /** The protocol version of the document these types were generated from. */
 export const PROTOCOL_VERSION = "2026-11-01";
 
+export type Audience = "primary" | "subagent";
+
 export interface CancelParams {
   id: string | number;
 }
@@ -16,9 +18,89 @@ export interface Capabilities {
   events?: boolean | string[];
 }
 
+export interface CitationDescribeParams {
+  url: string;
+  /** @default true */
+  native_open?: boolean;
+}
+
+export interface CitationDescribeResult {
+  kind: SourceKind;
+  label: string;
+  icon: string;
+  open: OpenAction;
+  /** The decoded local path of a file URL (what the clipboard receives); null otherwise. */
+  path: string | null;
+}
+
+export interface CitationExportParams {
+  text: string;
+  /** Source id -> {url, title}. */
+  sources?: Record<string, CitationSource>;
+}
+
+export interface CitationExportResult {
+  text: string;
+  references: CitationReference[];
+}
+
+export interface CitationParseParams {
+  text: string;
+  /** @default false */
+  final?: boolean;
+}
+
+export interface CitationParseResult {
+  segments: CitationSegment[];
+  /** An unfinished marker at the end, to prepend to the next chunk; null when none. */
+  pending: string | null;
+}
+
+export interface CitationReference {
+  number: number;
+  ids: string[];
+  title: string;
+  url: string | null;
+}
+
+export interface CitationSegment {
+  type: SegmentType;
+  /** The exact source text of the span; segments concatenate to the input minus `pending`. */
+  text: string;
+  /** Payload ids in order, each once; empty for text. */
+  ids: string[];
+  /** pua, ascii or object; null for text. */
+  form: MarkerForm | null;
+  /** The marker's type keyword, lower-cased (`cite` for citations); null for text. */
+  marker_type: string | null;
+  /** Offset of the span in code points. */
+  start: number;
+  end: number;
+}
+
+export interface CitationSource {
+  url?: string | null;
+  title?: string | null;
+}
+
+export interface CitationStripParams {
+  text: string;
+}
+
+export interface CitationStripResult {
+  text: string;
+  /** How many markers were removed. */
+  removed: number;
+}
+
 export interface ClientInfo {
   name: string;
   version?: string | null;
+}
+
+/** `{"custom": "..."}`: a caller-provided base template. */
+export interface CustomOverride {
+  custom: string;
 }
 
 /** The OpenRPC document (see protocol/openrpc.json). */
@@ -54,15 +136,121 @@ export interface KeysResult {
   keys: KeyInfoModel[];
 }
 
+export interface LintParams {
+  template: string;
+  /** Tool kinds exempt from the guard rule; defaults to config prompt.exempt_kinds. */
+  exempt_kinds?: string[] | null;
+}
+
+export interface LintResult {
+  violations: LintViolation[];
+}
+
+export interface LintViolation {
+  /** 1-based */
+  line: number;
+  /** 1-based, in code points */
+  column: number;
+  /** unguarded_tool, dynamic_tool or syntax */
+  kind: string;
+  message: string;
+}
+
+export type MarkerForm = "pua" | "ascii" | "object";
+
+export type OpenAction = "native" | "clipboard" | "browser";
+
+export interface PersistParams {
+  /** Seed 004's prompt context; every field is optional. */
+  context?: PromptContext;
+}
+
+export interface PersistResult {
+  /** The context with every field explicit, ready to store and to render again. */
+  context: PromptContext;
+}
+
+/** Seed 004's context structure, with its defaults. */
+export interface PromptContext {
+  /**
+   * Structure version; only 1 is supported.
+   * @default 1
+   */
+  version?: number;
+  /**
+   * extend: base template then body; full: the body alone.
+   * @default "extend"
+   */
+  prompt_mode?: PromptMode;
+  /**
+   * primary: the main agent; subagent: a delegated worker.
+   * @default "primary"
+   */
+  audience?: Audience;
+  /** @default false */
+  memory_enabled?: boolean;
+  /** @default "Grok" */
+  system_prompt_label?: string;
+  os_name?: string | null;
+  shell_path?: string | null;
+  working_directory?: string | null;
+  current_date?: string | null;
+  /**
+   * true for SDKs, pipelines and other unattended use.
+   * @default false
+   */
+  is_non_interactive?: boolean;
+  /** Injected for the primary audience only. */
+  role_instructions?: string | null;
+  /** Kept for primary; cleared by prompt/persist for subagent. */
+  role_summaries?: string[];
+  /** The custom body: appended in extend mode, the whole prompt in full mode. */
+  prompt_body?: string | null;
+  /**
+   * Base template override: "none", "codex" (the sealed Apply-Patch template) or {"custom": "..."}.
+   * @default "none"
+   */
+  system_prompt?: "none" | "codex" | CustomOverride;
+}
+
+export type PromptMode = "extend" | "full";
+
 export interface ReminderPart {
   key: string;
   body: string;
 }
 
+export interface RenderParams {
+  /** Seed 004's prompt context; every field is optional. */
+  context?: PromptContext;
+  /** The tool set by kind; defaults to the one given at initialize. */
+  tools?: Tools | null;
+  /** Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`). */
+  params?: Record<string, Record<string, string>>;
+  /** Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...). */
+  flags?: Record<string, boolean>;
+}
+
+export interface RenderResult {
+  text: string;
+  /** The base template used, or `full` when the body alone was rendered. */
+  template: TemplateName;
+  /** Hex SHA-256 of the UTF-8 text. */
+  sha256: string;
+  /** Length of the text in Unicode code points. */
+  chars: number;
+}
+
+export type SegmentType = "text" | "citation" | "marker";
+
 export interface ServerInfo {
   name: string;
   version: string;
 }
+
+export type SourceKind = "file" | "web" | "invalid";
+
+export type TemplateName = "primary" | "subagent" | "apply_patch" | "custom" | "full";
 
 /** The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`. */
 export interface Tools {
@@ -89,6 +277,36 @@ export interface WrapResult {
 
 /** Every request method: its params (by name) and its result. */
 export interface Methods {
+  "citation/describe": {
+    params: {
+      url: string;
+      /** @default true */
+      native_open?: boolean;
+    };
+    result: CitationDescribeResult;
+  };
+  "citation/export": {
+    params: {
+      text: string;
+      /** Source id -> {url, title}. */
+      sources?: Record<string, CitationSource>;
+    };
+    result: CitationExportResult;
+  };
+  "citation/parse": {
+    params: {
+      text: string;
+      /** @default false */
+      final?: boolean;
+    };
+    result: CitationParseResult;
+  };
+  "citation/strip": {
+    params: {
+      text: string;
+    };
+    result: CitationStripResult;
+  };
   "initialize": {
     params: {
       protocol_version?: string | null;
@@ -98,6 +316,34 @@ export interface Methods {
       tools?: Tools | null;
     };
     result: InitializeResult;
+  };
+  "prompt/lint": {
+    params: {
+      template: string;
+      /** Tool kinds exempt from the guard rule; defaults to config prompt.exempt_kinds. */
+      exempt_kinds?: string[] | null;
+    };
+    result: LintResult;
+  };
+  "prompt/persist": {
+    params: {
+      /** Seed 004's prompt context; every field is optional. */
+      context?: PromptContext;
+    };
+    result: PersistResult;
+  };
+  "prompt/render": {
+    params: {
+      /** Seed 004's prompt context; every field is optional. */
+      context?: PromptContext;
+      /** The tool set by kind; defaults to the one given at initialize. */
+      tools?: Tools | null;
+      /** Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`). */
+      params?: Record<string, Record<string, string>>;
+      /** Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...). */
+      flags?: Record<string, boolean>;
+    };
+    result: RenderResult;
   };
   "reminder/keys": {
     params: Record<string, never>;
@@ -148,15 +394,50 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 export type NotificationName = keyof Notifications;
 
-export const METHOD_NAMES: readonly MethodName[] = ["initialize","reminder/keys","reminder/wrap","reminder/wrap_many","rpc.discover","shutdown"];
+export const METHOD_NAMES: readonly MethodName[] = ["citation/describe","citation/export","citation/parse","citation/strip","initialize","prompt/lint","prompt/persist","prompt/render","reminder/keys","reminder/wrap","reminder/wrap_many","rpc.discover","shutdown"];
 
 /** One typed wrapper per request method; PromptdClient supplies `call`. */
 export abstract class GeneratedMethods {
   abstract call<M extends MethodName>(method: M, params: ParamsOf<M>, options?: RequestOptions): Promise<ResultOf<M>>;
 
+  /** `citation/describe`: Kind, label, icon and open action for a citation source URL. */
+  citationDescribe(params: ParamsOf<"citation/describe">, options?: RequestOptions): Promise<ResultOf<"citation/describe">> {
+    return this.call("citation/describe", params, options);
+  }
+
+  /** `citation/export`: Plain text for copying: citations as [n] references and a Sources list. */
+  citationExport(params: ParamsOf<"citation/export">, options?: RequestOptions): Promise<ResultOf<"citation/export">> {
+    return this.call("citation/export", params, options);
+  }
+
+  /** `citation/parse`: Splits model output into text, citation and marker segments; an unfinished marker at the end is `pending`. */
+  citationParse(params: ParamsOf<"citation/parse">, options?: RequestOptions): Promise<ResultOf<"citation/parse">> {
+    return this.call("citation/parse", params, options);
+  }
+
+  /** `citation/strip`: The text with citation markers removed, for logs and previews. */
+  citationStrip(params: ParamsOf<"citation/strip">, options?: RequestOptions): Promise<ResultOf<"citation/strip">> {
+    return this.call("citation/strip", params, options);
+  }
+
   /** `initialize`: Negotiates the protocol version, records client facts, applies config overrides. */
   initialize(params: ParamsOf<"initialize"> = {}, options?: RequestOptions): Promise<ResultOf<"initialize">> {
     return this.call("initialize", params, options);
+  }
+
+  /** `prompt/lint`: Checks that every ${{ tools.by_kind.X }} sits inside a condition on tools.by_kind.X. */
+  promptLint(params: ParamsOf<"prompt/lint">, options?: RequestOptions): Promise<ResultOf<"prompt/lint">> {
+    return this.call("prompt/lint", params, options);
+  }
+
+  /** `prompt/persist`: The context normalized for storage (subagent role summaries cleared). */
+  promptPersist(params: ParamsOf<"prompt/persist"> = {}, options?: RequestOptions): Promise<ResultOf<"prompt/persist">> {
+    return this.call("prompt/persist", params, options);
+  }
+
+  /** `prompt/render`: Renders the system prompt for a seed-004 context: text, template used, sha256, length. */
+  promptRender(params: ParamsOf<"prompt/render"> = {}, options?: RequestOptions): Promise<ResultOf<"prompt/render">> {
+    return this.call("prompt/render", params, options);
   }
 
   /** `reminder/keys`: The reserved-key registry, plus keys the host added. */

@@ -1,0 +1,95 @@
+/** The generated types: fresh against protocol/openrpc.json, and the generator's mapping. */
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { test } from "node:test";
+
+import { METHOD_NAMES, PromptdClient } from "../src/index.js";
+import { CLIENT_ROOT, REPO_ROOT } from "./support/env.js";
+
+const GENERATOR = join(CLIENT_ROOT, "scripts", "generate.mjs");
+
+interface Generator {
+  HEADER: string;
+  render(doc: unknown): string;
+  tsType(schema: unknown): string;
+  wrapperName(method: string): string;
+}
+
+async function generator(): Promise<Generator> {
+  return (await import(pathToFileURL(GENERATOR).href)) as Generator;
+}
+
+test("the committed src/generated.ts matches protocol/openrpc.json (else run `make -C clients/node generate`)", () => {
+  execFileSync(process.execPath, [GENERATOR, "--check"], { stdio: "pipe" });
+});
+
+test("the generated file starts with a do-not-edit line naming the command that regenerates it", async () => {
+  const first = readFileSync(join(CLIENT_ROOT, "src", "generated.ts"), "utf8").split("\n")[0];
+  assert.equal(first, (await generator()).HEADER);
+  assert.match(first ?? "", /DO NOT EDIT.*make -C clients\/node generate/);
+});
+
+test("every request method of the protocol has a typed wrapper on the client", () => {
+  const doc = JSON.parse(readFileSync(join(REPO_ROOT, "protocol", "openrpc.json"), "utf8")) as { methods: Array<{ name: string; result?: unknown }> };
+  const requests = doc.methods.filter((method) => method.result !== undefined).map((method) => method.name);
+  assert.deepEqual([...METHOD_NAMES].sort(), requests.sort());
+});
+
+test("method names become camelCase wrappers", async () => {
+  const { wrapperName } = await generator();
+  assert.equal(wrapperName("reminder/wrap_many"), "reminderWrapMany");
+  assert.equal(wrapperName("rpc.discover"), "rpcDiscover");
+  assert.equal(wrapperName("initialize"), "initialize");
+  assert.equal(typeof PromptdClient.prototype.reminderWrapMany, "function");
+});
+
+test("JSON Schema forms map to the TypeScript types a reader would expect", async () => {
+  const { tsType } = await generator();
+  const cases: Array<[unknown, string]> = [
+    [{ type: "string" }, "string"],
+    [{ type: "integer" }, "number"],
+    [{ anyOf: [{ type: "string" }, { type: "null" }] }, "string | null"],
+    [{ enum: ["delivered", "dropped"] }, '"delivered" | "dropped"'],
+    [{ const: "host" }, '"host"'],
+    [{ type: "array", items: { anyOf: [{ type: "string" }, { type: "integer" }] } }, "(string | number)[]"],
+    [{ type: "array", prefixItems: [{ type: "string" }, { type: "integer" }] }, "[string, number]"],
+    [{ type: "object", additionalProperties: { type: "string" } }, "Record<string, string>"],
+    [{ type: "object", additionalProperties: false }, "Record<string, never>"],
+    [{ $ref: "#/components/schemas/WrapResult" }, "WrapResult"],
+    [{}, "unknown"],
+    [{ type: ["string", "null"] }, "string | null"],
+  ];
+  for (const [schema, expected] of cases) {
+    assert.equal(tsType(schema), expected, JSON.stringify(schema));
+  }
+});
+
+test("the generator refuses a method that would shadow a client member", async () => {
+  const { render } = await generator();
+  const doc = { methods: [{ name: "stop", params: [], result: { name: "result", schema: {} } }], components: { schemas: {} } };
+  assert.throws(() => render(doc), /shadow/);
+});
+
+// Built from pieces so that this file does not match itself.
+const ANY = "an" + "y";
+const EXPLICIT_ANY = new RegExp(`(:\\s*${ANY}\\b|\\bas\\s+${ANY}\\b|<${ANY}>|\\b${ANY}\\[\\])`);
+
+test("no source file uses the any type (strict mode forbids implicit any; this forbids the explicit one)", () => {
+  const offenders: string[] = [];
+  for (const folder of ["src", "test", join("test", "support")]) {
+    for (const file of readdirSync(join(CLIENT_ROOT, folder))) {
+      if (!file.endsWith(".ts")) {
+        continue;
+      }
+      const text = readFileSync(join(CLIENT_ROOT, folder, file), "utf8");
+      if (EXPLICIT_ANY.test(text)) {
+        offenders.push(join(folder, file));
+      }
+    }
+  }
+  assert.deepEqual(offenders, []);
+});
