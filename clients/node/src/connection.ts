@@ -205,7 +205,7 @@ export class Connection {
     return undefined;
   }
 
-  /** Removes a pending request; true when it was still pending (so exactly one outcome wins). */
+  /** Removes a pending request and returns it, or undefined when it was already settled (so exactly one outcome wins). */
   private settle(id: Id): Pending | undefined {
     const entry = this.pending.get(id);
     if (entry !== undefined) {

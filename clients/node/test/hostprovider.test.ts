@@ -68,7 +68,7 @@ test("a host provider answering null contributes nothing and is not an error", a
   }
 });
 
-test("a host provider that never answers is skipped for timeout, and the client's handler is released", async (t) => {
+test("a host provider that never answers is skipped for timeout, and the assembly still answers", async (t) => {
   const client = await clientWithAssembly(t, true, { reminders: { provider_timeout_ms: 200 } });
   if (client === undefined) {
     return;
