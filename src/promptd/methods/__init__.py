@@ -6,7 +6,7 @@ Each area contributes the METHODS list of its own module.
 
 from __future__ import annotations
 
-from promptd.methods import citations, core, prompt, reminders
+from promptd.methods import assembly, citations, core, prompt, provenance, reminders
 from promptd.methods.base import Method
 
 
@@ -25,4 +25,6 @@ TABLE: dict[str, Method] = _build(
     reminders.METHODS,
     prompt.METHODS,
     citations.METHODS,
+    provenance.METHODS,
+    assembly.METHODS,
 )

@@ -1,0 +1,89 @@
+"""Provenance: sanitizing untrusted content, parsing and stripping reminder blocks, stored history."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, JsonValue
+
+from promptd.api.base import ApiModel
+
+
+class Origin(StrEnum):
+    """Where untrusted text came from. Every origin gets the same full neutralization; the origin
+    is recorded (as log metadata) so operators can see which door forged markup came through."""
+
+    USER = "user"
+    TOOL = "tool"
+    MODEL = "model"
+    STORED = "stored"
+
+
+class SanitizeParams(ApiModel):
+    text: str
+    origin: Origin = Origin.TOOL
+
+
+class SanitizeResult(ApiModel):
+    text: str
+    # How many spans were neutralized (forged tags, delimiters, nonce copies, runs of tag characters).
+    neutralized: int
+
+
+class SanitizeValueParams(ApiModel):
+    # Any JSON value, typically a structured tool result.
+    value: JsonValue
+    origin: Origin = Origin.TOOL
+
+
+class SanitizeValueResult(ApiModel):
+    value: JsonValue
+    neutralized: int
+
+
+class ParseParams(ApiModel):
+    text: str
+
+
+class BlockModel(ApiModel):
+    # True only for blocks carrying this process's nonce.
+    authenticated: bool
+    # The seed-000 key; null for the keyless blocks assembly writes.
+    key: str | None
+    body: str
+    display_trigger: str | None
+    # Offsets in Unicode code points (not UTF-16 units, not bytes): text[start:end] is the block.
+    start: int
+    end: int
+    style: Literal["pua", "xml"]
+
+
+class ParseResult(ApiModel):
+    blocks: list[BlockModel]
+
+
+class StripParams(ApiModel):
+    text: str
+
+
+class StripResult(ApiModel):
+    text: str = Field(description="What a person is shown: authenticated runtime blocks hidden.")
+
+
+class HistoryMessage(ApiModel):
+    # `user` keeps this process's blocks; every other role is treated as fully untrusted.
+    role: str
+    # A string, or any JSON value such as a list of content parts.
+    content: JsonValue
+
+
+class HistorySanitizeParams(ApiModel):
+    messages: list[HistoryMessage]
+
+
+class HistorySanitizeResult(ApiModel):
+    messages: list[HistoryMessage]
+    neutralized: int
+    # Blocks from other processes that were dropped.
+    dropped: int

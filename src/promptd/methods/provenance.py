@@ -1,0 +1,109 @@
+"""content/sanitize, content/sanitize_value, reminder/parse, reminder/strip, history/sanitize.
+
+Glue layer: validated params in, domain calls with this process's nonce, result models out. Logs
+carry the origin, sizes and counts only, never the text or the nonce.
+"""
+
+from __future__ import annotations
+
+from promptd.api.provenance import (
+    BlockModel,
+    HistoryMessage,
+    HistorySanitizeParams,
+    HistorySanitizeResult,
+    ParseParams,
+    ParseResult,
+    SanitizeParams,
+    SanitizeResult,
+    SanitizeValueParams,
+    SanitizeValueResult,
+    StripParams,
+    StripResult,
+)
+from promptd.methods.base import Context, Method
+from promptd.reminders import history, provenance
+from promptd.reminders.sanitize import sanitize as sanitize_text
+from promptd.reminders.sanitize import sanitize_value as sanitize_json
+
+
+def _report(ctx: Context, what: str, origin: str, neutralized: int, chars: int | None = None) -> None:
+    # Forged markup is worth an operator's attention; clean input is not.
+    if neutralized:
+        fields = {"method": what, "origin": origin, "neutralized": neutralized}
+        if chars is not None:
+            fields["chars"] = chars
+        ctx.runtime.log.info("content_neutralized", **fields)
+
+
+def sanitize(params: SanitizeParams, ctx: Context) -> SanitizeResult:
+    cleaned = sanitize_text(params.text, ctx.runtime.nonce)
+    _report(ctx, "content/sanitize", params.origin.value, cleaned.neutralized, len(params.text))
+    return SanitizeResult(text=cleaned.text, neutralized=cleaned.neutralized)
+
+
+def sanitize_value(params: SanitizeValueParams, ctx: Context) -> SanitizeValueResult:
+    value, neutralized = sanitize_json(params.value, ctx.runtime.nonce)
+    _report(ctx, "content/sanitize_value", params.origin.value, neutralized)
+    return SanitizeValueResult(value=value, neutralized=neutralized)
+
+
+def parse(params: ParseParams, ctx: Context) -> ParseResult:
+    blocks = provenance.parse(params.text, ctx.runtime.nonce)
+    return ParseResult(
+        blocks=[
+            BlockModel(
+                authenticated=b.authenticated,
+                key=b.key,
+                body=b.body,
+                display_trigger=b.display_trigger,
+                start=b.start,
+                end=b.end,
+                style=b.style,
+            )
+            for b in blocks
+        ]
+    )
+
+
+def strip(params: StripParams, ctx: Context) -> StripResult:
+    return StripResult(text=provenance.strip(params.text, ctx.runtime.nonce))
+
+
+def sanitize_history(params: HistorySanitizeParams, ctx: Context) -> HistorySanitizeResult:
+    stored = [history.Message(m.role, m.content) for m in params.messages]
+    result = history.sanitize_history(stored, ctx.runtime.nonce)
+    if result.neutralized or result.dropped:
+        ctx.runtime.log.info(
+            "history_sanitized",
+            messages=len(stored),
+            neutralized=result.neutralized,
+            dropped=result.dropped,
+        )
+    return HistorySanitizeResult(
+        messages=[HistoryMessage(role=m.role, content=m.content) for m in result.messages],
+        neutralized=result.neutralized,
+        dropped=result.dropped,
+    )
+
+
+METHODS = [
+    Method("content/sanitize", SanitizeParams, SanitizeResult, sanitize, "Neutralizes forged reminder markup in untrusted text.", offload=True),
+    Method(
+        "content/sanitize_value",
+        SanitizeValueParams,
+        SanitizeValueResult,
+        sanitize_value,
+        "Sanitizes every string and key of a structured (JSON) tool result.",
+        offload=True,
+    ),
+    Method("reminder/parse", ParseParams, ParseResult, parse, "Finds reminder blocks of both styles and says which carry this process's nonce."),
+    Method("reminder/strip", StripParams, StripResult, strip, "What a person is shown: authenticated runtime blocks hidden."),
+    Method(
+        "history/sanitize",
+        HistorySanitizeParams,
+        HistorySanitizeResult,
+        sanitize_history,
+        "Makes stored messages safe to reuse: this process's blocks kept, stale ones dropped, the rest sanitized.",
+        offload=True,
+    ),
+]

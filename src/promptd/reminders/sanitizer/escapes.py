@@ -1,0 +1,136 @@
+"""Escape decoding for detection: HTML character references, percent-encoding, backslash escapes.
+
+Domain layer: imports only the standard library; must not import promptd.rpc or promptd.methods.
+
+`unit(text, i)` reads one unit of `text` at `i` (an escape sequence, or one character) and returns
+its folded form and where it ends. Escapes nest: `&amp;lt;`, `%253C`, `\\\\u003c`, `%26lt;` and
+`\\u0026lt;` all read as "<". Every pattern here is anchored and either bounded or a single greedy
+run of one character class, so reading a unit never backtracks more than its own length.
+"""
+
+from __future__ import annotations
+
+import re
+from html.entities import html5
+
+from promptd.reminders.sanitizer.fold import fold
+
+# Characters that start an escape, in every width the sanitizer folds ("＆lt;" reads as "&lt;").
+INTRODUCERS = {"&": "&", "\uff06": "&", "\ufe60": "&", "%": "%", "\uff05": "%", "\ufe6a": "%", "\\": "\\", "\uff3c": "\\", "\ufe68": "\\"}
+
+# How many times a decoded escape may itself start a further escape of another kind (`%26lt;`).
+# Two levels is what double encoding produces; four leaves room without letting one unit run long.
+MAX_NESTING = 4
+
+# The longest HTML5 entity name is 31 characters ("CounterClockwiseContourIntegral").
+_ENTITY = re.compile(r"(?:amp;)*(?:#[xX]0*([0-9a-fA-F]{1,6});?|#0*([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31})(;?))", re.IGNORECASE)
+_PERCENT = re.compile(r"(?:25)*([0-9a-fA-F]{2})")
+_BACKSLASH = re.compile(
+    r"\\*(?:u\{0*([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})|([0-7]{1,3})|([/\"'bfnrtv]))"
+)
+_SIMPLE_BACKSLASH = {"/": "/", '"': '"', "'": "'", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+# Entity names that browsers accept without the trailing ";" (the legacy ones), for `&ltfoo`.
+_LEGACY = frozenset(name for name in html5 if not name.endswith(";"))
+
+
+def _code_point(value: int) -> str | None:
+    return chr(value) if value <= 0x10FFFF else None
+
+
+def _entity(text: str, j: int) -> tuple[str, int] | None:
+    m = _ENTITY.match(text, j)
+    if m is None:
+        return None
+    hex_digits, dec_digits, name, semicolon = m.groups()
+    if hex_digits is not None:
+        decoded = _code_point(int(hex_digits, 16))
+        return (decoded, m.end()) if decoded else None
+    if dec_digits is not None:
+        decoded = _code_point(int(dec_digits))
+        return (decoded, m.end()) if decoded else None
+    if semicolon and name + ";" in html5:
+        return html5[name + ";"], m.end()
+    if name in _LEGACY and not semicolon:
+        return html5[name], m.end()
+    # `&ltsystem-reminder`: a browser takes the longest legacy name that prefixes the run.
+    name_start = m.start(3)
+    for length in range(len(name) - 1, 1, -1):
+        if name[:length] in _LEGACY:
+            return html5[name[:length]], name_start + length
+    return None
+
+
+def _percent(text: str, j: int) -> tuple[str, int] | None:
+    m = _PERCENT.match(text, j)
+    if m is None:
+        return None
+    first = int(m.group(1), 16)
+    end = m.end()
+    if first < 0x80:
+        return chr(first), end
+    # A UTF-8 sequence: %EF%BC%9C is the fullwidth "<".
+    if 0xC0 <= first < 0xE0:
+        more = 1
+    elif 0xE0 <= first < 0xF0:
+        more = 2
+    elif 0xF0 <= first < 0xF8:
+        more = 3
+    else:
+        return None
+    raw = bytearray([first])
+    for _ in range(more):
+        if end >= len(text) or INTRODUCERS.get(text[end]) != "%":
+            return None
+        m = _PERCENT.match(text, end + 1)
+        if m is None:
+            return None
+        raw.append(int(m.group(1), 16))
+        end = m.end()
+    try:
+        return raw.decode("utf-8"), end
+    except UnicodeDecodeError:
+        return None
+
+
+def _backslash(text: str, j: int) -> tuple[str, int] | None:
+    m = _BACKSLASH.match(text, j)
+    if m is None:
+        return None
+    braced, four, eight, two, octal, simple = m.groups()
+    if simple is not None:
+        return _SIMPLE_BACKSLASH[simple], m.end()
+    digits = braced or four or eight or two
+    decoded = _code_point(int(digits, 16)) if digits is not None else chr(int(octal, 8))
+    return (decoded, m.end()) if decoded else None
+
+
+_DECODERS = {"&": _entity, "%": _percent, "\\": _backslash}
+
+
+def decode(text: str, i: int) -> tuple[str, int] | None:
+    """The escape starting at `i` (whose character is an introducer) decoded, with its end."""
+    kind = INTRODUCERS[text[i]]
+    decoded = _DECODERS[kind](text, i + 1)
+    if decoded is None:
+        return None
+    for _ in range(MAX_NESTING):
+        value, end = decoded
+        kind = INTRODUCERS.get(value)
+        if kind is None:
+            break
+        further = _DECODERS[kind](text, end)
+        if further is None:
+            break
+        decoded = further
+    return decoded
+
+
+def unit(text: str, i: int) -> tuple[str, int]:
+    """The folded unit at `i`: a decoded escape or one character; returns (folded, end)."""
+    ch = text[i]
+    if ch in INTRODUCERS:
+        decoded = decode(text, i)
+        if decoded is not None:
+            value, end = decoded
+            return "".join(fold(c) for c in value), end
+    return fold(ch), i + 1
