@@ -8,10 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
+from promptd.api.assembly import RegisterParams
+from promptd.assembly.registry import ProviderRegistry, spec_from_mapping
+from promptd.assembly.spill import SpillStore
 from promptd.config import Config
+from promptd.errors import ConfigError, PromptdError
 from promptd.logs import Logger
 from promptd.reminders.keys import KeyRegistry
 from promptd.reminders.nonce import new_nonce
+from promptd.sessions import SessionStore
 
 
 class Runtime:
@@ -26,19 +33,52 @@ class Runtime:
         self.initialized = False
         self.config = config
         self.keys = self._build_keys(config)
+        self.sessions = SessionStore(config.sessions)
+        self.providers = self._build_providers(config)
+        self._spill: SpillStore | None = None
+
+    @property
+    def spill(self) -> SpillStore:
+        """Created on first use: most processes never truncate a fragment."""
+        if self._spill is None:
+            self._spill = SpillStore(self.config.reminders)
+        return self._spill
+
+    def sweep_spill(self) -> int:
+        """Removes spill files past retention (at start-up and periodically, off the loop)."""
+        return self.spill.sweep()
 
     def apply_config(self, overrides: dict[str, Any]) -> None:
         """Merges `initialize` config over the current one; raises ConfigError."""
         if not overrides:
             return
-        self.config = self.config.merged(overrides)
-        self.keys = self._build_keys(self.config)
-        self.log.set_level(self.config.log_level)
+        previous = self.config
+        config = self.config.merged(overrides)
+        providers = self._build_providers(config) if config.reminders != previous.reminders or config.todo_nudge != previous.todo_nudge else None
+        self.config = config
+        self.keys = self._build_keys(config)
+        self.sessions.config = config.sessions
+        if providers is not None:
+            self.providers = providers
+            self._spill = None
+        self.log.set_level(config.log_level)
 
     def wants_event(self, method: str) -> bool:
         if isinstance(self.events, bool):
             return self.events
         return method in self.events
+
+    @staticmethod
+    def _build_providers(config: Config) -> ProviderRegistry:
+        """Built-ins switched on in config, then the providers config declares; raises ConfigError."""
+        switches = {"session_metadata": config.reminders.session_metadata, "project_memory": config.reminders.project_memory, "file_modified": config.reminders.file_modified, "todo_nudge": config.todo_nudge.enabled}
+        registry = ProviderRegistry({name for name, on in switches.items() if on})
+        for index, declared in enumerate(config.reminders.providers):
+            try:
+                registry.register(spec_from_mapping(RegisterParams.model_validate(declared).model_dump()))
+            except (ValidationError, PromptdError) as exc:
+                raise ConfigError(f"invalid provider at reminders.providers[{index}]: {exc}", field=f"reminders.providers.{index}") from exc
+        return registry
 
     @staticmethod
     def _build_keys(config: Config) -> KeyRegistry:

@@ -75,7 +75,11 @@ def serve(config: Config) -> int:
     from promptd.app import Runtime
     from promptd.server import serve as serve_stdio
 
-    runtime = Runtime(config)
+    try:
+        runtime = Runtime(config)
+    except ConfigError as exc:
+        print(f"promptd: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
 
     def hint() -> None:
         if os.isatty(0):

@@ -88,3 +88,13 @@ class ConfigError(PromptdError):
 class AlreadyInitialized(PromptdError):
     code = -32061
     kind = "already_initialized"
+
+
+class ProviderExists(PromptdError):
+    code = -32042
+    kind = "provider_exists"
+
+
+class InvalidProvider(PromptdError):
+    code = -32043
+    kind = "invalid_provider"

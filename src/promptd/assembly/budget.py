@@ -1,0 +1,85 @@
+"""Deduplication and the character budget (seed 003): pure functions over sanitized fragments.
+
+The budget counts the whole assembled body: display-trigger markup, fragments and the separators
+between them; the outer wrapper is not counted. Fragments are taken greedily in order: one that does
+not fit is dropped and later ones that still fit are kept. Only when nothing has been delivered yet
+and the first fragment alone is over the budget is it truncated (the caller spills its full text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from promptd.assembly.model import Fragment, Status
+
+SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    fragment: Fragment
+    status: Status
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    placed: list[Placed]
+    trigger: str | None  # the trigger markup kept, if any
+    # Characters available to the fragment to truncate (marker included), if there is one.
+    truncate_room: int | None
+
+
+def dedupe(fragments: list[Fragment]) -> list[Placed]:
+    seen: set[str] = set()
+    placed = []
+    for fragment in fragments:
+        status = Status.DUPLICATE if fragment.text in seen else Status.DELIVERED
+        seen.add(fragment.text)
+        placed.append(Placed(fragment, status))
+    return placed
+
+
+def plan(fragments: list[Fragment], trigger_markup: str | None, budget: int) -> Plan:
+    placed = dedupe(fragments)
+    used = 0
+    trigger = None
+    if trigger_markup and len(trigger_markup) < budget:
+        trigger = trigger_markup
+        used = len(trigger_markup)
+    out: list[Placed] = []
+    delivered_any = False
+    truncate_room = None
+    for item in placed:
+        if item.status is Status.DUPLICATE:
+            out.append(item)
+            continue
+        cost = len(item.fragment.text) + (len(SEPARATOR) if used else 0)
+        if used + cost <= budget:
+            used += cost
+            delivered_any = True
+            out.append(item)
+        elif not delivered_any and truncate_room is None:
+            truncate_room = budget - used - (len(SEPARATOR) if used else 0)
+            used = budget
+            out.append(Placed(item.fragment, Status.TRUNCATED))
+        else:
+            out.append(Placed(item.fragment, Status.DROPPED))
+    if not delivered_any and truncate_room is None:
+        trigger = None  # nothing to explain: no block at all
+    return Plan(out, trigger, truncate_room)
+
+
+def truncate(text: str, room: int, marker_for: Callable[[int, int], str]) -> str | None:
+    """The longest prefix of `text` that fits in `room` together with its marker, or None when not
+    even the marker fits."""
+    total = len(text)
+    shown = room - len(marker_for(total, total))
+    if shown <= 0:
+        return None
+    return text[:shown] + marker_for(shown, total)
+
+
+def join_body(trigger: str | None, texts: list[str]) -> str:
+    parts = ([trigger] if trigger else []) + texts
+    return SEPARATOR.join(parts)

@@ -1,0 +1,227 @@
+"""What each kind of provider produces, and the built-in providers.
+
+A provider gets a read-only view of the session and returns text (or None: nothing this turn).
+Blocking work (file reads) runs in a worker thread; commands run without a shell in their own
+process group so a timeout can kill the whole group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from promptd.assembly.model import Kind, ProviderSkipped, ProviderSpec, Scope, SkipReason
+
+
+@dataclass(frozen=True)
+class ProviderView:
+    """The state a provider may read. Copies: a provider cannot change the session."""
+
+    session: str
+    user_message: str
+    cwd: str | None = None
+    date: str | None = None
+    os_name: str | None = None
+    shell: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    tools: Mapping[str, str] = field(default_factory=dict)
+    last_delivered: Mapping[str, str] = field(default_factory=dict)
+    modified_files: tuple[str, ...] = ()
+    turns_since_todo_write: int = 0
+    turns_since_nudge: int | None = None
+    project_memory_max_chars: int = 20_000
+    nudge: tuple[bool, int, int] = (True, 3, 5)  # enabled, turns_since_todo_write, turns_between
+
+
+class HostChannel(Protocol):
+    """The host's side of `host` providers (the server's client connection)."""
+
+    available: bool
+
+    async def produce(self, provider: str, session: str, user_message: str, timeout_s: float) -> str | None: ...
+
+
+Producer = Callable[[ProviderSpec, ProviderView, HostChannel, float], Awaitable[str | None]]
+
+
+async def produce_static(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    return spec.text or None
+
+
+async def produce_file(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    assert spec.path is not None  # ProviderSpec validation guarantees it
+    return await asyncio.to_thread(read_capped, resolve(spec.path, view.cwd), spec.max_bytes)
+
+
+async def produce_command(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    assert spec.argv is not None
+    return await run_command(list(spec.argv), spec.max_bytes, cwd=view.cwd if view.cwd and os.path.isdir(view.cwd) else None)
+
+
+async def produce_host(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    if not host.available:
+        raise ProviderSkipped(SkipReason.NO_HOST)
+    return await host.produce(spec.name, view.session, view.user_message, timeout_s)
+
+
+def resolve(path: str, cwd: str | None) -> Path:
+    candidate = Path(os.path.expanduser(path))
+    if not candidate.is_absolute() and cwd:
+        candidate = Path(cwd) / candidate
+    return candidate
+
+
+def read_capped(path: Path, max_bytes: int) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError as exc:
+        raise ProviderSkipped(SkipReason.MISSING) from exc
+    except IsADirectoryError as exc:
+        raise ProviderSkipped(SkipReason.MISSING, "is a directory") from exc
+    if len(data) > max_bytes:
+        raise ProviderSkipped(SkipReason.TOO_LARGE, f"over {max_bytes} bytes")
+    return data.decode("utf-8", "replace") or None
+
+
+async def run_command(argv: list[str], max_bytes: int, cwd: str | None = None) -> str | None:
+    """Runs argv (no shell) in a new process group; stdout is the result. A timeout (the caller's
+    wait_for cancelling us) or an oversize output kills the whole group."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError) as exc:
+        raise ProviderSkipped(SkipReason.MISSING, type(exc).__name__) from exc
+    assert proc.stdout is not None
+    try:
+        data = await proc.stdout.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise ProviderSkipped(SkipReason.TOO_LARGE, f"over {max_bytes} bytes")
+        # Drain to EOF so the command is not blocked on a full pipe, then reap it.
+        while await proc.stdout.read(65536):
+            pass
+        code = await proc.wait()
+    finally:
+        kill_group(proc)
+    if code != 0:
+        raise ProviderSkipped(SkipReason.ERROR, f"exit status {code}")
+    return data.decode("utf-8", "replace") or None
+
+
+def kill_group(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    try:
+        # SIGKILL, not SIGTERM: a provider past its time gets no say (it may ignore SIGTERM).
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# ---- built-in providers ----------------------------------------------------------------------
+
+
+def changed(view: ProviderView, key: str, text: str | None) -> str | None:
+    """Session facts are delivered when they differ from what an earlier turn delivered."""
+    if not text or view.last_delivered.get(key) == text:
+        return None
+    return text
+
+
+async def builtin_cwd(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    return changed(view, spec.key, f"Working directory: {view.cwd}" if view.cwd else None)
+
+
+async def builtin_date(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    return changed(view, spec.key, f"Today's date: {view.date}" if view.date else None)
+
+
+async def builtin_env(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    lines = []
+    if view.os_name:
+        lines.append(f"Operating system: {view.os_name}")
+    if view.shell:
+        lines.append(f"Shell: {view.shell}")
+    lines.extend(f"{name}: {value}" for name, value in sorted(view.env.items()))
+    return changed(view, spec.key, "\n".join(lines))
+
+
+MEMORY_FILES = ("AGENTS.md", "CLAUDE.md")
+
+
+async def builtin_project_memory(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    if not view.cwd:
+        return None
+    text = await asyncio.to_thread(read_project_memory, Path(view.cwd), view.project_memory_max_chars)
+    return changed(view, spec.key, text)
+
+
+def read_project_memory(cwd: Path, max_chars: int) -> str | None:
+    """AGENTS.md and CLAUDE.md from the working directory up to the repository root (the first
+    folder holding .git) or the file system root; the outermost first, so the nearest file has the
+    last word."""
+    found: list[Path] = []
+    folder = cwd
+    while True:
+        for name in MEMORY_FILES:
+            candidate = folder / name
+            if candidate.is_file():
+                found.append(candidate)
+        if (folder / ".git").exists() or folder.parent == folder:
+            break
+        folder = folder.parent
+    if not found:
+        return None
+    parts = []
+    for path in reversed(found):
+        try:
+            parts.append(f"Contents of {path}:\n{path.read_text('utf-8', 'replace').strip()}")
+        except OSError:
+            continue
+    text = "\n\n".join(parts)
+    if len(text) > max_chars:
+        raise ProviderSkipped(SkipReason.TOO_LARGE, f"project memory over {max_chars} characters")
+    return text or None
+
+
+async def builtin_file_modified(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    if not view.modified_files:
+        return None
+    listed = "\n".join(f"- {path}" for path in view.modified_files)
+    return f"These files were changed outside the agent since it last read them; read them again before relying on their contents:\n{listed}"
+
+
+async def builtin_todo_nudge(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    from promptd.todos import nudge_text
+
+    return nudge_text(view)
+
+
+PRODUCERS: dict[Kind, Producer] = {
+    Kind.STATIC: produce_static,
+    Kind.FILE: produce_file,
+    Kind.COMMAND: produce_command,
+    Kind.HOST: produce_host,
+}
+
+# Built-in providers, in their registration order. Each yields nothing until the host has given
+# it data; config can switch each off.
+BUILTINS: list[tuple[ProviderSpec, Producer, str]] = [
+    (ProviderSpec("session.cwd", Scope.GLOBAL, Kind.BUILTIN, "session.cwd"), builtin_cwd, "session_metadata"),
+    (ProviderSpec("session.date", Scope.GLOBAL, Kind.BUILTIN, "session.date"), builtin_date, "session_metadata"),
+    (ProviderSpec("session.env", Scope.GLOBAL, Kind.BUILTIN, "session.env"), builtin_env, "session_metadata"),
+    (ProviderSpec("memory.project_md", Scope.GLOBAL, Kind.BUILTIN, "memory.project_md"), builtin_project_memory, "project_memory"),
+    (ProviderSpec("file.modified", Scope.GLOBAL, Kind.BUILTIN, "file.modified"), builtin_file_modified, "file_modified"),
+    (ProviderSpec("todo.nudge", Scope.PER_TURN, Kind.BUILTIN, "todo.nudge"), builtin_todo_nudge, "todo_nudge"),
+]

@@ -1,0 +1,69 @@
+"""The provider registry: built-ins, then providers from config, then those a host registers,
+each kept in registration order (which is their priority)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from promptd.assembly.model import Kind, ProviderSpec, Scope
+from promptd.assembly.providers import BUILTINS, PRODUCERS, Producer
+from promptd.errors import InvalidProvider, ProviderExists, UnknownProvider
+from promptd.reminders.format import KEY_PATTERN
+
+REQUIRED_FIELD = {Kind.STATIC: "text", Kind.FILE: "path", Kind.COMMAND: "argv"}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    spec: ProviderSpec
+    produce: Producer
+    builtin: bool
+
+
+class ProviderRegistry:
+    def __init__(self, enabled_builtins: set[str]) -> None:
+        self._entries: dict[str, Entry] = {}
+        for spec, produce, switch in BUILTINS:
+            if switch in enabled_builtins:
+                self._entries[spec.name] = Entry(spec, produce, builtin=True)
+
+    def register(self, spec: ProviderSpec) -> None:
+        check_spec(spec)
+        if spec.name in self._entries:
+            raise ProviderExists("a provider with this name is already registered", provider=spec.name)
+        self._entries[spec.name] = Entry(spec, PRODUCERS[spec.kind], builtin=False)
+
+    def unregister(self, name: str) -> None:
+        if self._entries.pop(name, None) is None:
+            raise UnknownProvider("no provider with this name", provider=name)
+
+    def entries(self) -> list[Entry]:
+        return list(self._entries.values())
+
+
+def check_spec(spec: ProviderSpec) -> None:
+    if not KEY_PATTERN.fullmatch(spec.name):
+        raise InvalidProvider("provider name must match [A-Za-z0-9._-]+", field="name")
+    if spec.kind == Kind.BUILTIN:
+        raise InvalidProvider("built-in providers cannot be registered", field="kind")
+    needed = REQUIRED_FIELD.get(spec.kind)
+    if needed is not None and not getattr(spec, needed):
+        raise InvalidProvider(f"a {spec.kind.value} provider needs `{needed}`", field=needed)
+
+
+def spec_from_mapping(fields: Mapping[str, Any]) -> ProviderSpec:
+    """A spec from the fields of `providers/register` (already validated for type)."""
+    argv = fields.get("argv")
+    return ProviderSpec(
+        name=fields["name"],
+        scope=Scope(fields.get("scope", "per_turn")),
+        kind=Kind(fields["kind"]),
+        key=fields["key"],
+        text=fields.get("text"),
+        path=fields.get("path"),
+        argv=tuple(argv) if argv else None,
+        timeout_ms=fields.get("timeout_ms"),
+        max_bytes=fields.get("max_bytes") or 64 * 1024,
+    )

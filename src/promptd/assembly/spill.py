@@ -1,0 +1,142 @@
+"""The spill store: the full text of a truncated fragment, kept in a private file.
+
+Per-session folders (named by a hash of the session id, so an id can never steer a path), mode
+0700 folders and 0600 files, created without following symbolic links, size caps per file, per
+session and in total, and a retention period enforced by sweeping.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import secrets
+import stat
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from promptd.config import RemindersConfig
+
+
+class SpillFailed(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Spilled:
+    path: str
+    retention_hours: float
+
+
+def default_root() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(state) / "promptd" / "spill"
+
+
+class SpillStore:
+    def __init__(self, config: RemindersConfig, clock: Callable[[], float] = time.time) -> None:
+        self.root = Path(config.spill_dir) if config.spill_dir else default_root()
+        self.retention_s = config.spill_retention_hours * 3600
+        self.retention_hours = config.spill_retention_hours
+        self.max_file = config.spill_max_file_bytes
+        self.max_session = config.spill_max_session_bytes
+        self.max_total = config.spill_max_total_bytes
+        self._clock = clock
+
+    def save(self, session_id: str, text: str) -> Spilled:
+        data = text.encode("utf-8", "replace")
+        if len(data) > self.max_file:
+            raise SpillFailed("file_cap")
+        try:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder = self.root / session_folder(session_id)
+            try:
+                os.mkdir(folder, 0o700)
+            except FileExistsError:
+                pass
+            dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError as exc:
+            raise SpillFailed(reason_for(exc)) from exc
+        try:
+            info = os.fstat(dir_fd)
+            if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                raise SpillFailed("unsafe_folder")
+            if folder_bytes(dir_fd) + len(data) > self.max_session:
+                raise SpillFailed("session_cap")
+            if self.total_bytes() + len(data) > self.max_total:
+                raise SpillFailed("total_cap")
+            name = f"{int(self._clock())}-{secrets.token_hex(6)}.txt"
+            try:
+                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+            except OSError as exc:
+                raise SpillFailed(reason_for(exc)) from exc
+            try:
+                os.fchmod(fd, 0o600)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            except OSError as exc:
+                os.close(fd)
+                fd = -1
+                os.unlink(name, dir_fd=dir_fd)
+                raise SpillFailed(reason_for(exc)) from exc
+            finally:
+                if fd >= 0:
+                    os.close(fd)
+        finally:
+            os.close(dir_fd)
+        return Spilled(str(folder / name), self.retention_hours)
+
+    def total_bytes(self) -> int:
+        total = 0
+        try:
+            with os.scandir(self.root) as folders:
+                for entry in folders:
+                    if entry.is_dir(follow_symlinks=False):
+                        total += sum(f.stat(follow_symlinks=False).st_size for f in os.scandir(entry.path) if f.is_file(follow_symlinks=False))
+        except OSError:
+            pass
+        return total
+
+    def sweep(self) -> int:
+        """Removes spill files past retention and folders left empty; returns how many files."""
+        cutoff = self._clock() - self.retention_s
+        removed = 0
+        try:
+            folders = list(os.scandir(self.root))
+        except OSError:
+            return 0
+        for folder in folders:
+            if not folder.is_dir(follow_symlinks=False):
+                continue
+            try:
+                for entry in os.scandir(folder.path):
+                    if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                        os.unlink(entry.path)
+                        removed += 1
+                os.rmdir(folder.path)  # only succeeds when empty
+            except OSError:
+                continue
+        return removed
+
+
+def session_folder(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def folder_bytes(dir_fd: int) -> int:
+    return sum(entry.stat(follow_symlinks=False).st_size for entry in os.scandir(dir_fd) if entry.is_file(follow_symlinks=False))
+
+
+def reason_for(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP or exc.errno == errno.ENOTDIR:
+        return "symlink"
+    if exc.errno == errno.ENOSPC:
+        return "disk_full"
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return "unwritable"
+    return "io_error"

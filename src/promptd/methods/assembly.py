@@ -1,0 +1,161 @@
+"""providers/*, session/update, session/close, reminder/assemble, turn/compose, turn/complete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from promptd.api.assembly import (
+    AssembleParams,
+    AssembleResult,
+    CompleteParams,
+    ComposeResult,
+    FragmentReport,
+    NameParams,
+    ProviderInfo,
+    ProvidersResult,
+    RegisterParams,
+    SessionParams,
+    SessionUpdateParams,
+    SkipReport,
+    SpillInfo,
+)
+from promptd.api.base import Empty
+from promptd.assembly.assemble import Assembled, Request, assemble
+from promptd.assembly.registry import spec_from_mapping
+from promptd.methods.base import Context, Method
+from promptd.sessions import complete_turn
+
+PRODUCE_METHOD = "provider/produce"
+
+
+class PeerHost:
+    """`host` providers answered by the client over `provider/produce`."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.available = ctx.runtime.host_providers
+        self.peer = ctx.peer
+
+    async def produce(self, provider: str, session: str, user_message: str, timeout_s: float) -> str | None:
+        answer: Any = await self.peer.call(PRODUCE_METHOD, {"provider": provider, "session": session, "user_message": user_message}, timeout_s)
+        text = answer.get("text") if isinstance(answer, dict) else None
+        if text is not None and not isinstance(text, str):
+            raise TypeError("provider/produce must answer {text: string | null}")
+        return text
+
+
+def register(params: RegisterParams, ctx: Context) -> Empty:
+    ctx.runtime.keys.require(params.key)
+    ctx.runtime.providers.register(spec_from_mapping(params.model_dump()))
+    ctx.runtime.log.info("provider_registered", provider=params.name, kind=params.kind, scope=params.scope)
+    return Empty()
+
+
+def unregister(params: NameParams, ctx: Context) -> Empty:
+    ctx.runtime.providers.unregister(params.name)
+    return Empty()
+
+
+def list_providers(params: Empty, ctx: Context) -> ProvidersResult:
+    return ProvidersResult(
+        providers=[
+            ProviderInfo(name=e.spec.name, scope=e.spec.scope.value, kind=e.spec.kind.value, key=e.spec.key, builtin=e.builtin, timeout_ms=e.spec.timeout_ms)
+            for e in ctx.runtime.providers.entries()
+        ]
+    )
+
+
+def update_session(params: SessionUpdateParams, ctx: Context) -> Empty:
+    session = ctx.runtime.sessions.get(params.session)
+    data = session.data
+    for name in ("cwd", "date", "os_name", "shell"):
+        value = getattr(params, name)
+        if value is not None:
+            setattr(data, name, value)
+    if params.env is not None:
+        data.env = dict(params.env)
+    if params.tools is not None:
+        data.tools = dict(params.tools.by_kind)
+    for path in params.modified_files:
+        if path not in session.modified_files:
+            session.modified_files.append(path)
+    return Empty()
+
+
+def close_session(params: SessionParams, ctx: Context) -> Empty:
+    ctx.runtime.sessions.close(params.session)
+    return Empty()
+
+
+async def run_assembly(params: AssembleParams, ctx: Context) -> AssembleResult:
+    runtime = ctx.runtime
+    session = runtime.sessions.get(params.session)
+    request = Request(params.session, params.user_message, tuple(params.directives), tuple(params.display_trigger), params.budget)
+    assembled = await assemble(
+        request,
+        session=session,
+        registry=runtime.providers,
+        config=runtime.config,
+        nonce=runtime.nonce,
+        host=PeerHost(ctx),
+        spill=runtime.spill,
+        default_tools=runtime.default_tools,
+    )
+    report(assembled, params.session, ctx)
+    return to_result(assembled)
+
+
+def report(assembled: Assembled, session: str, ctx: Context) -> None:
+    """Metadata only: names, counts, sizes and reasons; never a body."""
+    log = ctx.runtime.log
+    for skip in assembled.skipped:
+        log.warning("provider_skipped", provider=skip.provider, reason=skip.reason.value, elapsed_ms=skip.elapsed_ms, detail=skip.detail)
+        ctx.emit("event/provider_skipped", {"session": session, "provider": skip.provider, "reason": skip.reason.value, "elapsed_ms": skip.elapsed_ms})
+    if assembled.spill is not None:
+        ctx.emit("event/spilled", {"session": session, "path": assembled.spill.path, "retention_hours": assembled.spill.retention_hours})
+    if assembled.spill_failure is not None:
+        log.warning("spill_failed", reason=assembled.spill_failure)
+    log.info("assembled", fragments=len(assembled.fragments), delivered=sum(1 for f in assembled.fragments if f.status.value in ("delivered", "truncated")), chars=len(assembled.body), skipped=len(assembled.skipped))
+
+
+def to_result(assembled: Assembled) -> AssembleResult:
+    return AssembleResult(
+        text=assembled.text,
+        body=assembled.body,
+        fragments=[FragmentReport(provider=f.provider, key=f.key, chars=f.chars, status=f.status.value) for f in assembled.fragments],
+        skipped=[SkipReport(provider=s.provider, reason=s.reason.value, elapsed_ms=s.elapsed_ms) for s in assembled.skipped],
+        spill=SpillInfo(path=assembled.spill.path, retention_hours=assembled.spill.retention_hours) if assembled.spill else None,
+        spill_failure=assembled.spill_failure,
+        display_trigger=assembled.display_trigger,
+    )
+
+
+async def compose(params: AssembleParams, ctx: Context) -> ComposeResult:
+    from promptd.reminders.sanitize import sanitize
+
+    reminder = await run_assembly(params, ctx)
+    user_text = sanitize(params.user_message, ctx.runtime.nonce).text
+    content = f"{user_text}\n\n{reminder.text}" if reminder.text and user_text else (user_text or reminder.text)
+    return ComposeResult(content=content, reminder=reminder)
+
+
+def complete(params: CompleteParams, ctx: Context) -> Empty:
+    runtime = ctx.runtime
+    session = runtime.sessions.get(params.session)
+    tools = session.data.tools if session.data.tools is not None else runtime.default_tools
+    nudged = "todo.nudge" in session.delivered
+    complete_turn(session, params.todo_write, params.tool_calls, tools.get("plan"))
+    if nudged:
+        ctx.emit("event/nudge_fired", {"session": params.session, "turn": session.counters.turns})
+    return Empty()
+
+
+METHODS = [
+    Method("providers/register", RegisterParams, Empty, register, "Registers a static, file, command or host provider (registration order is priority)."),
+    Method("providers/unregister", NameParams, Empty, unregister, "Removes a provider by name."),
+    Method("providers/list", Empty, ProvidersResult, list_providers, "Lists providers in priority order, built-ins first."),
+    Method("session/update", SessionUpdateParams, Empty, update_session, "Gives a session the host's facts: cwd, date, OS, shell, env, tools, modified files."),
+    Method("session/close", SessionParams, Empty, close_session, "Forgets a session's state."),
+    Method("reminder/assemble", AssembleParams, AssembleResult, run_assembly, "Runs the providers and assembles this turn's reminder under the budget."),
+    Method("turn/compose", AssembleParams, ComposeResult, compose, "The user-role message for a turn: sanitized user text plus the assembled reminder."),
+    Method("turn/complete", CompleteParams, Empty, complete, "Turn accounting: moves the TodoNudge counters and clears delivered notices."),
+]

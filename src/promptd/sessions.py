@@ -1,0 +1,112 @@
+"""Per-session state held by the process: what the host told us, and the turn accounting.
+
+Domain layer: no wire knowledge. Bounded: an idle timeout and a maximum count (least recently
+used evicted); evicting one session never touches another.
+
+Who changes what: the host's data arrives through `session/update`; assembly only appends to the
+current turn's delivery log; `turn/complete` and `todo/gate` are the only places counters move.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from promptd.config import SessionsConfig
+
+
+@dataclass
+class SessionData:
+    """Facts only the host knows; promptd never reads them from its own process."""
+
+    cwd: str | None = None
+    date: str | None = None
+    os_name: str | None = None
+    shell: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    tools: dict[str, str] | None = None
+
+
+@dataclass
+class TurnCounters:
+    """TodoNudge's accounting, moved only by `turn/complete`."""
+
+    turns: int = 0
+    # A session that never wrote a todo counts from its first turn.
+    turns_since_todo_write: int = 0
+    # None until the first nudge: no previous reminder puts no spacing constraint.
+    turns_since_nudge: int | None = None
+
+
+@dataclass
+class Session:
+    id: str
+    data: SessionData = field(default_factory=SessionData)
+    counters: TurnCounters = field(default_factory=TurnCounters)
+    # Keys delivered in the turn being assembled, with the text delivered under each.
+    delivered: dict[str, str] = field(default_factory=dict)
+    # What was delivered under each key in earlier, completed turns (for change-only providers).
+    last_delivered: dict[str, str] = field(default_factory=dict)
+    # Files the host reported as modified, not yet delivered in a completed turn.
+    modified_files: list[str] = field(default_factory=list)
+    # TodoGate fires per prompt id.
+    gate_fires: dict[str, int] = field(default_factory=dict)
+    touched: float = field(default_factory=time.monotonic)
+
+
+class SessionStore:
+    def __init__(self, config: SessionsConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self._clock = clock
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+
+    def get(self, session_id: str) -> Session:
+        """The session, created on first use; marks it most recently used."""
+        self._expire()
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = Session(session_id)
+            self._sessions[session_id] = session
+            while len(self._sessions) > self.config.max_sessions:
+                self._sessions.popitem(last=False)
+        else:
+            self._sessions.move_to_end(session_id)
+        session.touched = self._clock()
+        return session
+
+    def peek(self, session_id: str) -> Session | None:
+        return self._sessions.get(session_id)
+
+    def close(self, session_id: str) -> bool:
+        return self._sessions.pop(session_id, None) is not None
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def _expire(self) -> None:
+        deadline = self._clock() - self.config.idle_timeout_s
+        # Least recently used first: stop at the first one still fresh.
+        while self._sessions:
+            oldest = next(iter(self._sessions.values()))
+            if oldest.touched >= deadline:
+                break
+            self._sessions.popitem(last=False)
+
+
+def complete_turn(session: Session, todo_write: bool, tool_calls: list[str], plan_tool: str | None) -> None:
+    """Turn accounting: the one place TodoNudge's counters move. A call of the plan tool counts as
+    a todo write even when the host did not say so."""
+    wrote = todo_write or (plan_tool is not None and plan_tool in tool_calls)
+    counters = session.counters
+    counters.turns += 1
+    counters.turns_since_todo_write = 0 if wrote else counters.turns_since_todo_write + 1
+    if "todo.nudge" in session.delivered:
+        counters.turns_since_nudge = 0
+    elif counters.turns_since_nudge is not None:
+        counters.turns_since_nudge += 1
+    session.last_delivered.update(session.delivered)
+    if "file.modified" in session.delivered:
+        session.modified_files.clear()
+    session.delivered.clear()

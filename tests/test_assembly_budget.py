@@ -1,0 +1,68 @@
+"""The budget, deduplication and truncation rules, as pure functions."""
+
+from __future__ import annotations
+
+from promptd.assembly.budget import SEPARATOR, join_body, plan, truncate
+from promptd.assembly.model import Fragment, Status
+
+
+def frags(*texts: str) -> list[Fragment]:
+    return [Fragment(f"p{i}", "k", t) for i, t in enumerate(texts)]
+
+
+def statuses(result) -> list[str]:
+    return [p.status.value for p in result.placed]
+
+
+def test_fragments_exactly_filling_the_budget_with_separators_are_all_delivered():
+    result = plan(frags("a" * 10, "b" * 10), None, 10 + len(SEPARATOR) + 10)
+    assert statuses(result) == ["delivered", "delivered"]
+
+
+def test_one_character_over_drops_the_trailing_fragment():
+    result = plan(frags("a" * 10, "b" * 10), None, 10 + len(SEPARATOR) + 9)
+    assert statuses(result) == ["delivered", "dropped"]
+
+
+def test_a_later_fragment_that_still_fits_is_kept_after_one_is_dropped():
+    result = plan(frags("a" * 10, "b" * 50, "c" * 5), None, 20)
+    assert statuses(result) == ["delivered", "dropped", "delivered"]
+
+
+def test_exact_duplicates_are_reported_and_cost_nothing():
+    result = plan(frags("same", "same", "other"), None, 4 + len(SEPARATOR) + 5)
+    assert statuses(result) == ["delivered", "duplicate", "delivered"]
+
+
+def test_trigger_markup_is_charged_first_and_counts_a_separator():
+    markup = "<display-trigger>x</display-trigger>"
+    fits = plan(frags("a" * 10), markup, len(markup) + len(SEPARATOR) + 10)
+    assert statuses(fits) == ["delivered"] and fits.trigger == markup
+    over = plan(frags("a" * 10), markup, len(markup) + len(SEPARATOR) + 9)
+    assert statuses(over) == ["truncated"]
+
+
+def test_no_fragment_means_no_trigger_either():
+    assert plan([], "<display-trigger>x</display-trigger>", 100).trigger is None
+
+
+def test_only_the_first_fragment_is_truncated_when_nothing_was_delivered_yet():
+    result = plan(frags("a" * 100, "b" * 100), None, 50)
+    assert statuses(result) == ["truncated", "dropped"]
+    assert result.truncate_room == 50
+    small = plan(frags("a" * 10, "b" * 100), None, 50)
+    assert statuses(small) == ["delivered", "dropped"]
+
+
+def test_a_truncated_fragment_fills_its_room_exactly_with_its_marker():
+    def marker(shown: int, total: int) -> str:
+        return f"\n[{shown}/{total}]"
+
+    text = truncate("x" * 1000, 100, marker)
+    assert text is not None and len(text) <= 100 and text.endswith("/1000]")
+    assert truncate("x" * 1000, 5, marker) is None
+
+
+def test_the_body_joins_trigger_and_fragments_with_one_blank_line():
+    assert join_body("T", ["a", "b"]) == "T\n\na\n\nb"
+    assert join_body(None, ["a"]) == "a"
