@@ -1,9 +1,304 @@
-"""CLI commands of the prompt pipeline: render, lint, vault."""
+"""CLI commands of the prompt pipeline: render, lint, vault.
+
+Entry layer. `promptd render` and `promptd lint` run the same methods the server serves, through
+the same dispatch, so a context or template behaves identically from the CLI and over the wire.
+jinja2 and cryptography are imported only when one of these commands runs.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+OVERRIDES = ("none", "codex")
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Registers the prompt subcommands; each sets `handler(config, args) -> exit code`."""
+    render = commands.add_parser("render", help="render a system prompt from a context file")
+    render.add_argument("--context", help="context file (JSON or YAML); default: all defaults")
+    render.add_argument("--body", help="file whose text is the prompt body (replaces the context's prompt_body)")
+    render.add_argument("--override", help="none | codex | custom:FILE (replaces the context's system_prompt)")
+    render.add_argument("--tool", action="append", default=[], metavar="KIND=NAME", help="a tool by kind, e.g. read=read_file (repeatable)")
+    render.add_argument("--tools", metavar="FILE", help="tools by kind from a JSON or YAML file ({kind: name} or {by_kind: {...}})")
+    render.add_argument("--param", action="append", default=[], metavar="KIND.NAME=CLIENT", help="a parameter name mapping (repeatable)")
+    render.add_argument("--flag", action="append", default=[], metavar="NAME[=BOOL]", help="a template flag, true unless given (repeatable)")
+    render.add_argument("--json", action="store_true", help="print the whole result (text, template, sha256, chars) as JSON")
+    render.add_argument("-o", "--output", help="write the text to this file instead of stdout")
+    render.set_defaults(handler=run_render)
+
+    lint = commands.add_parser("lint", help="check templates: every ${{ tools.by_kind.X }} guarded by a condition on it")
+    lint.add_argument("files", nargs="+", metavar="FILE")
+    lint.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the rule (repeatable; default from config)")
+    lint.add_argument("--strict", action="store_true", help="exempt no kind at all")
+    lint.set_defaults(handler=run_lint)
+
+    vault = commands.add_parser("vault", help="seal or open a template with the vault key")
+    actions = vault.add_subparsers(dest="vault_command", required=True)
+    seal = actions.add_parser("seal", help="seal a template file (AES-256-GCM)")
+    seal.add_argument("file", help="the plaintext template")
+    seal.add_argument("-o", "--output", help="where to write the sealed file (default stdout)")
+    seal.add_argument("--id", default="apply_patch", help="template id bound into the seal (default apply_patch)")
+    seal.add_argument("--version", type=int, default=1, help="template version bound into the seal (default 1)")
+    seal.add_argument("--key-file", help="key file (default: PROMPTD_VAULT_KEY, then config vault.key_file, then the shipped key)")
+    seal.set_defaults(handler=run_vault_seal)
+    opener = actions.add_parser("open", help="print the plaintext of a sealed template")
+    opener.add_argument("file", nargs="?", help="sealed file (default: the configured or shipped Apply-Patch template)")
+    opener.add_argument("-o", "--output", help="write the plaintext to this file (mode 0600) instead of stdout")
+    opener.add_argument("--id", default="apply_patch", help="the template id the file must hold (default apply_patch)")
+    opener.add_argument("--key-file", help="key file (default: PROMPTD_VAULT_KEY, then config vault.key_file, then the shipped key)")
+    opener.set_defaults(handler=run_vault_open)
+    keygen = actions.add_parser("keygen", help="write a new random key to a file only you can read")
+    keygen.add_argument("file")
+    keygen.set_defaults(handler=run_vault_keygen)
+
+
+# -- render and lint ---------------------------------------------------------------------------
+
+
+def run_render(config: Any, args: argparse.Namespace) -> int:
+    from promptd.errors import PromptdError
+    from promptd.prompt.context import read_file_data
+
+    try:
+        context: Any = read_file_data(args.context) if args.context else {}
+        if not isinstance(context, Mapping):
+            return _usage("the context file must hold an object")
+        context = dict(context)
+        if args.body:
+            context["prompt_body"] = _read_text(args.body)
+        if args.override:
+            context["system_prompt"] = _override(args.override)
+        params: dict[str, Any] = {"context": context, "params": _param_names(args.param), "flags": _flags(args.flag)}
+        tools = _tools(args.tools, args.tool)
+        if tools is not None:
+            params["tools"] = {"by_kind": tools}
+    except PromptdError as exc:
+        return _failure("render", exc.message, exc.kind)
+    except _Usage as exc:
+        return _usage(str(exc))
+    result = _invoke(config, "prompt/render", params)
+    if result is None:
+        return EXIT_FAILURE
+    if args.json:
+        payload = orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n"
+    else:
+        # Exactly the text, with no newline added: `sha256sum` of the output equals `sha256`.
+        payload = result["text"].encode("utf-8")
+    if args.output:
+        Path(args.output).write_bytes(payload)
+    else:
+        sys.stdout.buffer.write(payload)
+        sys.stdout.flush()
+    return EXIT_OK
+
+
+def run_lint(config: Any, args: argparse.Namespace) -> int:
+    exempt = [] if args.strict else args.exempt
+    failed = False
+    for name in args.files:
+        try:
+            template = _read_text(name)
+        except _Usage as exc:
+            print(f"promptd lint: {exc}", file=sys.stderr)
+            failed = True
+            continue
+        params: dict[str, Any] = {"template": template}
+        if exempt is not None:
+            params["exempt_kinds"] = exempt
+        result = _invoke(config, "prompt/lint", params)
+        if result is None:
+            return EXIT_FAILURE
+        for v in result["violations"]:
+            failed = True
+            print(f"{name}:{v['line']}:{v['column']}: {v['kind']}: {v['message']}")
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+# -- vault -------------------------------------------------------------------------------------
+
+
+def _vault_key(config: Any, key_file: str | None) -> tuple[bytes, str]:
+    from promptd.prompt import vault
+
+    if key_file:
+        return vault.read_key_file(key_file), "key_file"
+    return vault.resolve_key(config.vault.key_file, os.environ)
+
+
+def run_vault_seal(config: Any, args: argparse.Namespace) -> int:
+    from promptd.errors import PromptdError
+    from promptd.prompt import vault
+
+    try:
+        key, source = _vault_key(config, args.key_file)
+        plaintext = bytearray(Path(args.file).read_bytes())
+    except PromptdError as exc:
+        return _failure("vault seal", exc.message, exc.kind)
+    except OSError as exc:
+        return _usage(f"cannot read {args.file}: {exc.strerror}")
+    try:
+        sealed = vault.seal(plaintext, key, args.id, args.version)
+    finally:
+        vault.wipe(plaintext)
+    if source == "default":
+        print("promptd vault seal: sealed with the shipped default key: this is obfuscation, not secrecy", file=sys.stderr)
+    if args.output:
+        Path(args.output).write_bytes(sealed)
+    else:
+        sys.stdout.buffer.write(sealed)
+        sys.stdout.flush()
+    return EXIT_OK
+
+
+def run_vault_open(config: Any, args: argparse.Namespace) -> int:
+    from promptd.errors import PromptdError
+    from promptd.prompt import vault
+
+    try:
+        key, source = _vault_key(config, args.key_file)
+        path = Path(args.file) if args.file else (Path(config.vault.template_file) if config.vault.template_file else vault.SHIPPED_FILE)
+        plaintext = vault.Vault(path=path, key=key, key_source=source, template_id=args.id).open_bytes()
+    except PromptdError as exc:
+        return _failure("vault open", exc.message, exc.kind)
+    if args.output:
+        _write_private(args.output, plaintext)
+    else:
+        sys.stdout.buffer.write(plaintext)
+        sys.stdout.flush()
+    return EXIT_OK
+
+
+def run_vault_keygen(config: Any, args: argparse.Namespace) -> int:
+    from promptd.prompt import vault
+
+    try:
+        _write_private(args.file, vault.new_key().hex().encode() + b"\n", exclusive=True)
+    except FileExistsError:
+        return _usage(f"{args.file} already exists; refusing to overwrite a key")
+    print(f"wrote a new vault key to {args.file} (mode 0600)", file=sys.stderr)
+    return EXIT_OK
+
+
+def _write_private(name: str, data: bytes, exclusive: bool = False) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(name, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # an existing file keeps its old mode otherwise
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+class _Usage(Exception):
+    pass
+
+
+def _invoke(config: Any, method: str, params: dict[str, Any]) -> Any:
+    """Runs one method through the server's own dispatch; prints the error and returns None on
+    failure."""
+    from promptd.app import Runtime
+    from promptd.methods import TABLE
+    from promptd.methods.base import Context, NoLifecycle, NoPeer
+    from promptd.methods.boundary import RpcFailure, invoke
+
+    ctx = Context(runtime=Runtime(config), peer=NoPeer(), lifecycle=NoLifecycle())
+    try:
+        return asyncio.run(invoke(TABLE[method], params, ctx))
+    except RpcFailure as failure:
+        data = failure.data or {}
+        _failure(method.split("/")[1], failure.message, str(data.get("kind", failure.code)), data)
+        return None
+
+
+def _failure(command: str, message: str, kind: str, data: Mapping[str, Any] | None = None) -> int:
+    where = ""
+    if data and data.get("field"):
+        where = f" [field {data['field']}]"
+    elif data and data.get("errors"):
+        where = " [" + "; ".join(f"{e['field']}: {e['message']}" for e in data["errors"]) + "]"
+    print(f"promptd {command}: {message}{where} ({kind})", file=sys.stderr)
+    return EXIT_FAILURE
+
+
+def _usage(message: str) -> int:
+    print(f"promptd: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _read_text(name: str) -> str:
+    try:
+        return Path(name).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _Usage(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _override(value: str) -> Any:
+    lowered = value.lower()
+    if lowered in OVERRIDES:
+        return lowered
+    if lowered.startswith("custom:") and len(value) > len("custom:"):
+        return {"custom": _read_text(value[len("custom:") :])}
+    raise _Usage("--override is none, codex or custom:FILE")
+
+
+def _tools(path: str | None, pairs: list[str]) -> dict[str, str] | None:
+    from promptd.prompt.context import read_file_data
+
+    if path is None and not pairs:
+        return None
+    tools: dict[str, str] = {}
+    if path is not None:
+        data = read_file_data(path)
+        if isinstance(data, Mapping) and isinstance(data.get("by_kind"), Mapping):
+            data = data["by_kind"]
+        if not isinstance(data, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+            raise _Usage("--tools FILE must map tool kinds to tool names")
+        tools.update(data)
+    for pair in pairs:
+        kind, sep, name = pair.partition("=")
+        if not sep or not kind:
+            raise _Usage(f"--tool {pair!r}: expected KIND=NAME")
+        tools[kind] = name
+    return tools
+
+
+def _param_names(pairs: list[str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for pair in pairs:
+        left, sep, client = pair.partition("=")
+        kind, dot, canonical = left.partition(".")
+        if not sep or not dot or not kind or not canonical:
+            raise _Usage(f"--param {pair!r}: expected KIND.NAME=CLIENT")
+        out.setdefault(kind, {})[canonical] = client
+    return out
+
+
+def _flags(pairs: list[str]) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    for pair in pairs:
+        name, sep, word = pair.partition("=")
+        if not name:
+            raise _Usage(f"--flag {pair!r}: expected NAME or NAME=BOOL")
+        if not sep or word.lower() in TRUE_WORDS:
+            out[name] = True
+        elif word.lower() in FALSE_WORDS:
+            out[name] = False
+        else:
+            raise _Usage(f"--flag {pair!r}: the value must be true or false")
+    return out

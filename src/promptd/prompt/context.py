@@ -138,7 +138,12 @@ def for_persistence(context: PromptContext) -> PromptContext:
 
 
 def load_file(path: str | Path) -> PromptContext:
-    """Reads a context from a JSON or YAML file (by extension; JSON is tried first otherwise)."""
+    """Reads and validates a context from a JSON or YAML file."""
+    return parse_context(read_file_data(path))
+
+
+def read_file_data(path: str | Path) -> Any:
+    """The raw data of a JSON or YAML context file (by extension; otherwise JSON is tried first)."""
     path = Path(path)
     try:
         text = path.read_text("utf-8")
@@ -146,15 +151,13 @@ def load_file(path: str | Path) -> PromptContext:
         raise InvalidContext(f"cannot read prompt context file {path}: {exc}", field="context") from exc
     suffix = path.suffix.lower()
     if suffix == ".json":
-        data = _json(text, path)
-    elif suffix in (".yaml", ".yml"):
-        data = _yaml(text, path)
-    else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            data = _yaml(text, path)
-    return parse_context(data)
+        return _json(text, path)
+    if suffix in (".yaml", ".yml"):
+        return _yaml(text, path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return _yaml(text, path)
 
 
 def _json(text: str, path: Path) -> Any:

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, Undefined
-from jinja2.exceptions import SecurityError, TemplateError
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from promptd.errors import TemplateRender, TemplateSyntax
@@ -177,10 +177,9 @@ class Engine:
         template = self.compile(source, name, cache=cache)
         try:
             return template.render(variables)
-        except TemplateError as exc:
-            raise _render_error(exc, name, exc.__traceback__) from None
-        except (TypeError, ValueError, ArithmeticError, LookupError, RecursionError) as exc:
-            # Errors raised by filters and operators on the caller's data (`'a' + 1`, `1 // 0`).
+        except Exception as exc:  # noqa: BLE001 - whatever a template does wrong is a render error
+            # Besides Jinja's own errors: filters and operators failing on the data (`1 + 'a'`,
+            # `1 // 0`, a bad format string). None of them may surface as an internal error.
             raise _render_error(exc, name, exc.__traceback__) from None
 
 

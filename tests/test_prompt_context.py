@@ -1,0 +1,100 @@
+"""The prompt context: seed 004's fields and defaults, clear errors naming the field, files, persistence."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from promptd.errors import InvalidContext
+from promptd.prompt.context import Audience, CustomOverride, PromptMode, for_persistence, load_file, parse_context
+
+
+def test_an_empty_context_has_the_seeds_defaults():
+    context = parse_context({})
+    assert context.version == 1
+    assert context.prompt_mode is PromptMode.EXTEND
+    assert context.audience is Audience.PRIMARY
+    assert context.memory_enabled is False
+    assert context.system_prompt_label == "Grok"
+    assert context.is_non_interactive is False
+    assert context.role_summaries == []
+    assert context.system_prompt == "none"
+    assert context.os_name is None and context.prompt_body is None
+
+
+def test_the_seeds_capitalized_enum_spellings_are_accepted_and_stored_lowercase():
+    context = parse_context({"prompt_mode": "Full", "audience": "Subagent", "system_prompt": "Codex", "prompt_body": "x"})
+    assert context.prompt_mode is PromptMode.FULL and context.audience is Audience.SUBAGENT and context.system_prompt == "codex"
+
+
+def test_a_custom_override_holds_its_template_text():
+    context = parse_context({"system_prompt": {"custom": "Hello ${{ os_name }}"}})
+    assert context.system_prompt == CustomOverride(custom="Hello ${{ os_name }}")
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"version": 2}, "version"),
+        ({"version": 0}, "version"),
+        ({"version": "1"}, "version"),
+        ({"version": True}, "version"),
+        ({"promt_mode": "full"}, "promt_mode"),
+        ({"prompt_mode": "replace"}, "prompt_mode"),
+        ({"audience": "everyone"}, "audience"),
+        ({"memory_enabled": "yes"}, "memory_enabled"),
+        ({"role_summaries": ["ok", 3]}, "role_summaries.1"),
+        ({"system_prompt": "other"}, "system_prompt"),
+        ({"system_prompt": {"custom": 1}}, "system_prompt.custom"),
+        ({"system_prompt": {"custom": "x", "extra": 1}}, "system_prompt.extra"),
+    ],
+)
+def test_a_bad_context_is_an_invalid_context_error_naming_the_field(data, field):
+    with pytest.raises(InvalidContext) as caught:
+        parse_context(data)
+    assert caught.value.kind == "invalid_context"
+    assert caught.value.data["field"] == field
+
+
+def test_an_unsupported_version_is_reported_before_any_other_problem():
+    with pytest.raises(InvalidContext) as caught:
+        parse_context({"version": 9, "new_field_of_version_9": True})
+    assert caught.value.data["field"] == "version" and caught.value.data["supported"] == [1]
+
+
+def test_a_context_that_is_not_an_object_is_refused():
+    with pytest.raises(InvalidContext):
+        parse_context(["version", 1])
+
+
+def test_contexts_load_from_json_and_yaml_files(tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps({"audience": "subagent", "os_name": "linux"}))
+    (tmp_path / "c.yaml").write_text("audience: subagent\nos_name: linux\n")
+    (tmp_path / "c.ctx").write_text("audience: subagent\nos_name: linux\n")
+    loaded = [load_file(tmp_path / name) for name in ("c.json", "c.yaml", "c.ctx")]
+    assert loaded[0] == loaded[1] == loaded[2]
+    assert loaded[0].audience is Audience.SUBAGENT
+
+
+def test_an_unreadable_or_malformed_context_file_is_invalid_context(tmp_path):
+    (tmp_path / "bad.json").write_text("{")
+    (tmp_path / "bad.yaml").write_text("a: [")
+    for path in (tmp_path / "bad.json", tmp_path / "bad.yaml", tmp_path / "missing.json"):
+        with pytest.raises(InvalidContext):
+            load_file(path)
+
+
+def test_persisting_a_subagent_context_clears_its_role_summaries_only():
+    subagent = parse_context({"audience": "subagent", "role_summaries": ["reviewer"], "role_instructions": "r"})
+    primary = parse_context({"role_summaries": ["reviewer"]})
+    assert for_persistence(subagent).role_summaries == []
+    assert for_persistence(subagent).role_instructions == "r"
+    assert for_persistence(primary).role_summaries == ["reviewer"]
+
+
+def test_a_persisted_context_parses_back_to_the_same_context():
+    context = parse_context({"prompt_mode": "Full", "prompt_body": "b", "system_prompt": {"custom": "c"}, "os_name": "linux"})
+    stored = for_persistence(context).model_dump(mode="json")
+    assert stored["prompt_mode"] == "full" and stored["version"] == 1
+    assert parse_context(json.loads(json.dumps(stored))) == context

@@ -1,0 +1,81 @@
+"""The guard lint: every ${{ tools.by_kind.X }} inside a condition that implies tools.by_kind.X."""
+
+from __future__ import annotations
+
+import pytest
+
+from promptd.prompt.lint import lint
+from promptd.prompt.pipeline import shipped_source
+from promptd.prompt.vault import TEMPLATES
+
+
+def kinds(source, exempt=()):
+    return [(v.line, v.column, v.kind) for v in lint(source, exempt)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "${%- if tools.by_kind.read %}${{ tools.by_kind.read }}${%- endif %}",
+        "${% if tools.by_kind.read %}${{ tools.by_kind.read }}${% endif %}",
+        "${% if tools.by_kind['read'] %}${{ tools.by_kind['read'] }}${% endif %}",
+        "${% if not tools.by_kind.read %}none${% else %}${{ tools.by_kind.read }}${% endif %}",
+        "${% if tools.by_kind.a and tools.by_kind.b %}${{ tools.by_kind.a }}/${{ tools.by_kind.b }}${% endif %}",
+        "${% if tools.by_kind.a %}${% if tools.by_kind.b %}${{ tools.by_kind.a }}${{ tools.by_kind.b }}${% endif %}${% endif %}",
+        "${% if not tools.by_kind.a %}x${% elif tools.by_kind.b %}${{ tools.by_kind.a }}${{ tools.by_kind.b }}${% endif %}",
+        "${% if not (tools.by_kind.a or tools.by_kind.b) %}x${% else %}y${% endif %}",
+        "${% if not tools.by_kind.a or not tools.by_kind.b %}x${% else %}${{ tools.by_kind.a }}${{ tools.by_kind.b }}${% endif %}",
+        '${% if tools.by_kind.read == "hashline_read" %}${{ tools.by_kind.read }}${% endif %}',
+        "${{ tools.by_kind.read if tools.by_kind.read else 'cat' }}",
+        "${% for kind, name in tools.by_kind.items() %}${{ name }}${% endfor %}",
+        "${% if tools.by_kind.read %}${% for i in [1] %}${{ tools.by_kind.read }}${% endfor %}${% endif %}",
+        "no markers at all: {{ tools.by_kind.read }}",
+    ],
+)
+def test_guarded_references_pass(source):
+    assert kinds(source) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("${{ tools.by_kind.read }}", [(1, 5, "unguarded_tool")]),
+        ("x\n  ${{ tools.by_kind['edit'] | upper }}", [(2, 7, "unguarded_tool")]),
+        ("${% if tools.by_kind.read %}a${% else %}${{ tools.by_kind.read }}${% endif %}", [(1, 45, "unguarded_tool")]),
+        ("${% if tools.by_kind.a or tools.by_kind.b %}${{ tools.by_kind.a }}${% endif %}", [(1, 49, "unguarded_tool")]),
+        ("${% if tools.by_kind.a %}${{ tools.by_kind.b }}${% endif %}", [(1, 30, "unguarded_tool")]),
+        ("${% if tools.by_kind.a %}${% elif tools.by_kind.b %}${{ tools.by_kind.a }}${% endif %}", [(1, 57, "unguarded_tool")]),
+        ("${% if not tools.by_kind.a %}${{ tools.by_kind.a }}${% endif %}", [(1, 34, "unguarded_tool")]),
+        ("${% if tools.by_kind.a is defined %}${{ tools.by_kind.a }}${% endif %}", [(1, 41, "unguarded_tool")]),
+        ("${% if tools.by_kind.a != '' %}${{ tools.by_kind.a }}${% endif %}", [(1, 36, "unguarded_tool")]),
+        ("${{ 'x' if tools.by_kind.a else tools.by_kind.a }}", [(1, 33, "unguarded_tool")]),
+        ("${% if tools.by_kind.a %}${% endif %}${{ tools.by_kind.a }}", [(1, 42, "unguarded_tool")]),
+        # `a and b` outputs a when a is empty: the right side is guarded, the left is not.
+        ("${{ tools.by_kind.read and tools.by_kind.read | upper }}", [(1, 5, "unguarded_tool")]),
+        ("${% for k in ['a'] %}${{ tools.by_kind[k] }}${% endfor %}", [(1, 26, "dynamic_tool")]),
+        (
+            "${% if tools.by_kind.a %}\n${{ tools.by_kind.a }} ${{ tools.by_kind.b }}\n${% endif %}${{ tools.by_kind.a }}",
+            [(2, 28, "unguarded_tool"), (3, 17, "unguarded_tool")],
+        ),
+    ],
+)
+def test_unguarded_references_are_reported_with_line_and_column(source, expected):
+    assert kinds(source) == expected
+
+
+def test_exempt_kinds_need_no_guard():
+    assert kinds("${{ tools.by_kind.search }}", exempt=["search"]) == []
+    assert kinds("${{ tools.by_kind.search }}") == [(1, 5, "unguarded_tool")]
+
+
+def test_a_syntax_error_is_one_violation_with_its_line():
+    assert kinds("ok\n${% if tools.by_kind.read %}") == [(2, 1, "syntax")]
+
+
+@pytest.mark.parametrize("path", ["primary.jinja", "subagent.jinja", "unsealed/apply_patch.jinja"])
+def test_the_shipped_templates_pass_without_any_exemption(path):
+    assert lint((TEMPLATES / path).read_text("utf-8"), exempt=()) == []
+
+
+def test_the_shipped_sources_are_what_the_pipeline_renders():
+    assert shipped_source("primary") == (TEMPLATES / "primary.jinja").read_text("utf-8")

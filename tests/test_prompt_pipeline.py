@@ -1,0 +1,245 @@
+"""The pipeline: modes x audiences x overrides, golden outputs of the shipped templates, the sweep
+over tool subsets, audience and non-interactive handling, and errors instead of empty prompts."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import pytest
+
+from promptd.errors import InvalidContext, TemplateRender, TemplateSyntax
+from promptd.prompt import pipeline
+from promptd.prompt.context import parse_context
+from promptd.prompt.vault import DEFAULT_KEY, SHIPPED_FILE, Vault
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "prompt"
+# Regenerate after an intended template change: PROMPTD_UPDATE_GOLDEN=1 pytest tests/test_prompt_pipeline.py
+UPDATE = os.environ.get("PROMPTD_UPDATE_GOLDEN") == "1"
+
+ALL_TOOLS = {
+    "read": "read_file",
+    "edit": "edit_file",
+    "list": "list_dir",
+    "search": "grep",
+    "execute": "run_terminal_command",
+    "plan": "todo_write",
+    "web": "web_search",
+    "task": "spawn_subagent",
+    "memory": "memory_search",
+    "patch": "apply_patch",
+}
+ENVIRONMENT = {"os_name": "macos", "shell_path": "/bin/zsh", "working_directory": "/Users/example/project", "current_date": "2025-07-16"}
+
+
+def shipped_vault() -> Vault:
+    return Vault(SHIPPED_FILE, DEFAULT_KEY)
+
+
+def render(context: dict, tools=ALL_TOOLS, **kwargs):
+    return pipeline.render(parse_context(context), tools, open_vault=shipped_vault, **kwargs)
+
+
+# -- modes x audiences x overrides -------------------------------------------------------------
+
+BODY = "Body for ${{ system_prompt_label }}."
+OVERRIDES = {"none": "none", "codex": "codex", "custom": {"custom": "Custom base for ${{ audience }}."}}
+
+
+@pytest.mark.parametrize("mode", ["extend", "full"])
+@pytest.mark.parametrize("audience", ["primary", "subagent"])
+@pytest.mark.parametrize("override", sorted(OVERRIDES))
+def test_every_mode_audience_and_override_picks_the_right_template(mode, audience, override):
+    result = render({"prompt_mode": mode, "audience": audience, "system_prompt": OVERRIDES[override], "prompt_body": BODY})
+    if mode == "full":
+        assert result.template == "full" and result.text == "Body for Grok."
+        return
+    expected = {"none": audience, "codex": "apply_patch", "custom": "custom"}[override]
+    assert result.template == expected
+    assert result.text.endswith("\n\nBody for Grok.")
+    base = result.text[: -len("\n\nBody for Grok.")]
+    if override == "custom":
+        assert base == f"Custom base for {audience}."
+    else:
+        assert base == render({"audience": audience, "system_prompt": override}).text
+
+
+def test_extend_without_a_body_is_the_base_alone():
+    assert render({}).text == render({"prompt_body": "   \n"}).text
+    assert not render({}).text.endswith("\n")
+
+
+def test_the_result_carries_the_sha256_and_length_of_the_text():
+    import hashlib
+
+    result = render({"system_prompt_label": "Ünï"})
+    assert result.sha256 == hashlib.sha256(result.text.encode("utf-8")).hexdigest()
+    assert result.chars == len(result.text)
+
+
+def test_full_mode_without_a_body_is_an_error_not_an_empty_prompt():
+    with pytest.raises(InvalidContext) as caught:
+        render({"prompt_mode": "full"})
+    assert caught.value.data["field"] == "prompt_body"
+
+
+def test_an_empty_custom_template_is_an_error():
+    with pytest.raises(InvalidContext) as caught:
+        render({"system_prompt": {"custom": "  "}})
+    assert caught.value.data["field"] == "system_prompt.custom"
+
+
+def test_a_template_rendering_to_nothing_is_an_error():
+    with pytest.raises(TemplateRender) as caught:
+        render({"system_prompt": {"custom": "${% if tools.by_kind.nothing %}x${% endif %}"}})
+    assert caught.value.data["template"] == "custom"
+
+
+def test_errors_in_the_body_name_the_body():
+    with pytest.raises(TemplateSyntax) as caught:
+        render({"prompt_body": "fine\n${% if %}"})
+    assert caught.value.data["template"] == "body" and caught.value.data["line"] == 2
+    with pytest.raises(TemplateRender) as caught:
+        render({"prompt_body": "${{ tools.by_kind.zzz.name }}"})
+    assert caught.value.data["template"] == "body"
+
+
+# -- audience, non-interactive, variables --------------------------------------------------------
+
+ROLES = {"role_instructions": "Review every diff for missing tests.", "role_summaries": ["reviewer: reads diffs", "tester: writes tests"]}
+
+
+def test_primary_injects_role_instructions_and_lists_role_summaries():
+    text = render(ROLES).text
+    assert "Review every diff for missing tests." in text
+    assert "- reviewer: reads diffs" in text and "- tester: writes tests" in text
+
+
+def test_a_subagent_gets_no_role_information_even_through_a_custom_template():
+    assert "Review every diff" not in render({**ROLES, "audience": "subagent"}).text
+    custom = {"custom": "[${{ role_instructions }}][${{ role_summaries | join(',') }}]"}
+    assert render({**ROLES, "audience": "subagent", "system_prompt": custom}).text == "[][]"
+    assert render({**ROLES, "system_prompt": custom}).text == "[Review every diff for missing tests.][reviewer: reads diffs,tester: writes tests]"
+
+
+@pytest.mark.parametrize("override", ["none", "codex"])
+def test_non_interactive_omits_the_user_guide_and_shell_prompts(override):
+    interactive = render({"system_prompt": override}).text
+    unattended = render({"system_prompt": override, "is_non_interactive": True}).text
+    assert "<operating_mode>" in unattended and "<operating_mode>" not in interactive
+    assert "path:line" in interactive and "path:line" not in unattended
+    if override == "none":
+        assert "<user_guide>" in interactive and "<shell_prompts>" in interactive
+        assert "<user_guide>" not in unattended and "<shell_prompts>" not in unattended
+
+
+def test_unset_optional_fields_render_as_empty_text():
+    result = render({"system_prompt": {"custom": "[${{ os_name }}|${{ shell_path }}|${{ working_directory }}|${{ current_date }}|${{ role_instructions }}]"}})
+    assert result.text == "[||||]"
+
+
+def test_variables_merge_namespaces_then_context_fields_then_flags():
+    values = pipeline.variables(parse_context(ENVIRONMENT), {"read": "r"}, {"edit": {"old_string": "old"}}, {"custom_flag": True})
+    assert values["tools"] == {"by_kind": {"read": "r"}} and values["params"] == {"edit": {"old_string": "old"}}
+    assert values["os_name"] == "macos" and values["custom_flag"] is True and values["system_reminders_enabled"] is True
+
+
+@pytest.mark.parametrize("name", ["tools", "params", "os_name", "memory_enabled", "role_summaries", "audience"])
+def test_a_flag_may_not_hide_a_template_variable(name):
+    with pytest.raises(InvalidContext) as caught:
+        render({}, flags={name: True})
+    assert caught.value.data["field"] == f"flags.{name}"
+
+
+@pytest.mark.parametrize(
+    ("os_name", "shell", "expected"),
+    [
+        ("macos", "/bin/zsh", {"is_windows": False, "shell_uses_semicolon": False, "has_unix_utilities": True}),
+        ("windows", "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe", {"is_windows": True, "shell_uses_semicolon": True, "has_unix_utilities": False}),
+        ("Windows 11", "C:\\Program Files\\Git\\bin\\bash.exe", {"is_windows": True, "shell_uses_semicolon": False, "has_unix_utilities": True}),
+        ("windows", "pwsh", {"is_windows": True, "shell_uses_semicolon": False, "has_unix_utilities": False}),
+        (None, None, {"is_windows": False, "shell_uses_semicolon": False, "has_unix_utilities": True}),
+    ],
+)
+def test_host_flags_default_from_the_context(os_name, shell, expected):
+    flags = pipeline.default_flags(parse_context({"os_name": os_name, "shell_path": shell}))
+    assert {name: flags[name] for name in expected} == expected
+
+
+def test_explicit_flags_win_over_the_derived_ones():
+    text = render({"os_name": "windows", "shell_path": "cmd.exe", "system_prompt": {"custom": "${{ has_unix_utilities }}"}}, flags={"has_unix_utilities": True}).text
+    assert text == "True"
+
+
+def test_the_tools_mapping_drives_the_shipped_templates():
+    assert "`my_reader`" in render({}, tools={"read": "my_reader"}).text
+    assert "`my_reader`" not in render({}, tools={}).text
+
+
+def test_a_template_written_for_the_reference_engine_renders_unchanged():
+    # Whitespace control, guards on two kinds and params, as the reference implementation's tool
+    # descriptions write them.
+    template = (
+        "Guidelines:\\\n${%- if tools.by_kind.search and tools.by_kind.list %}\n"
+        "- Use ${{ tools.by_kind.search }} or ${{ tools.by_kind.list }}; pass `${{ params.edit.old_string }}`.\\\n${%- endif %}\n"
+        "- Start broad.\n"
+    )
+    text = render({"system_prompt": {"custom": template}}, params={"edit": {"old_string": "old_str"}}).text
+    assert text == "Guidelines:\\\n- Use grep or list_dir; pass `old_str`.\\\n- Start broad."
+
+
+# -- golden outputs ------------------------------------------------------------------------------
+
+GOLDEN_CASES = {
+    "primary_all_tools_interactive": ({**ENVIRONMENT, **ROLES, "memory_enabled": True}, ALL_TOOLS, {}),
+    "primary_no_tools_non_interactive": ({"is_non_interactive": True, "system_prompt_label": "Atlas"}, {}, {}),
+    "primary_windows_with_body": (
+        {"os_name": "windows", "shell_path": "powershell.exe", "prompt_body": "Project rule: run ${{ tools.by_kind.execute }} from the repository root."},
+        {"read": "read_file", "execute": "shell", "plan": "todo_write"},
+        {"include_browser_verification": True},
+    ),
+    "subagent_some_tools": ({**ENVIRONMENT, **ROLES, "audience": "subagent", "memory_enabled": True}, {"read": "read_file", "search": "grep", "memory": "memory_search"}, {}),
+    "apply_patch_patch_tool": ({**ENVIRONMENT, "system_prompt": "codex"}, {"patch": "apply_patch", "read": "read_file", "execute": "shell", "plan": "todo_write"}, {}),
+    "apply_patch_no_tools_non_interactive": ({"system_prompt": "codex", "is_non_interactive": True}, {}, {}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
+def test_shipped_templates_render_byte_for_byte_as_the_golden_files(case):
+    context, tools, flags = GOLDEN_CASES[case]
+    text = render(context, tools, flags=flags).text
+    path = GOLDEN / f"{case}.txt"
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    assert text.encode("utf-8") == path.read_bytes()
+
+
+# -- the sweep -----------------------------------------------------------------------------------
+
+KINDS = sorted(ALL_TOOLS)
+SUBSETS = [combo for size in range(3) for combo in itertools.combinations(KINDS, size)]
+
+
+@pytest.mark.parametrize("base", ["none", "subagent", "codex"])
+def test_every_small_tool_subset_renders_without_markers_or_empty_tool_names(base):
+    assert len(SUBSETS) == 1 + len(KINDS) + len(KINDS) * (len(KINDS) - 1) // 2
+    for subset, memory, unattended in itertools.product(SUBSETS, (False, True), (False, True)):
+        context = {
+            "audience": "subagent" if base == "subagent" else "primary",
+            "system_prompt": "codex" if base == "codex" else "none",
+            "memory_enabled": memory,
+            "is_non_interactive": unattended,
+            **ROLES,
+        }
+        text = render(context, {kind: ALL_TOOLS[kind] for kind in subset}).text
+        where = (base, subset, memory, unattended)
+        for marker in ("${{", "${%", "${#", "}}", "%}"):
+            assert marker not in text, where
+        assert "``" not in text, where  # a tool name that rendered empty
+        assert "None" not in text and "\n\n\n" not in text, where
+        assert text == text.strip(), where
+        for kind in subset:
+            if kind in ("read", "execute"):  # named by every template whenever present
+                assert f"`{ALL_TOOLS[kind]}`" in text, where
