@@ -41,14 +41,11 @@ export type HostProvider = (request: ProduceRequest, context: HandlerContext) =>
 
 export type EventHandler = (event: string, params: unknown) => void;
 
-/** How a host provider is registered with `providers/register` (its `kind` is always "host"). */
-export interface HostProviderRegistration {
-  name: string;
-  key: string;
-  scope?: "global" | "per_turn";
-  timeout_ms?: number;
-  [field: string]: unknown;
-}
+/**
+ * How a host provider is registered with `providers/register`: its `kind` is always "host", and
+ * the fields of the other kinds (text, path, argv, max_bytes) do not apply.
+ */
+export type HostProviderRegistration = Omit<ParamsOf<"providers/register">, "kind" | "text" | "path" | "argv" | "max_bytes">;
 
 export interface StartOptions extends SpawnOptions {
   /** Call `initialize` (default true). One-shot pipelines may skip it, as the server allows. */
@@ -133,10 +130,10 @@ export class PromptdClient extends GeneratedMethods {
   }
 
   /** Adds the local handler, then registers the provider with the server as kind "host". */
-  async registerHostProvider(registration: HostProviderRegistration, handler: HostProvider, options?: RequestOptions): Promise<unknown> {
+  async registerHostProvider(registration: HostProviderRegistration, handler: HostProvider, options?: RequestOptions): Promise<ResultOf<"providers/register">> {
     const local = this.hostProvider(registration.name, handler);
     try {
-      return await this.request("providers/register", { ...registration, kind: "host" }, options);
+      return await this.call("providers/register", { ...registration, kind: "host" }, options);
     } catch (error: unknown) {
       local.dispose();
       throw error;

@@ -5,7 +5,40 @@ import type { RequestOptions } from "./connection.js";
 /** The protocol version of the document these types were generated from. */
 export const PROTOCOL_VERSION = "2026-11-01";
 
+export interface AssembleParams {
+  session: string;
+  /** @default "" */
+  user_message?: string;
+  directives?: string[];
+  display_trigger?: string[];
+  /** Overrides reminders.budget_chars */
+  budget?: number | null;
+}
+
+export interface AssembleResult {
+  /** The wrapped block, empty when nothing was delivered */
+  text: string;
+  body: string;
+  fragments: FragmentReport[];
+  skipped: SkipReport[];
+  spill: SpillInfo | null;
+  /** Why the truncated fragment could not be spilled */
+  spill_failure: string | null;
+  /** The display trigger delivered, joined */
+  display_trigger: string | null;
+}
+
 export type Audience = "primary" | "subagent";
+
+export interface BlockModel {
+  authenticated: boolean;
+  key: string | null;
+  body: string;
+  display_trigger: string | null;
+  start: number;
+  end: number;
+  style: "pua" | "xml";
+}
 
 export interface CancelParams {
   id: string | number;
@@ -98,6 +131,19 @@ export interface ClientInfo {
   version?: string | null;
 }
 
+export interface CompleteParams {
+  session: string;
+  tool_calls?: string[];
+  /** @default false */
+  todo_write?: boolean;
+}
+
+export interface ComposeResult {
+  /** The user-role message: sanitized user text plus the reminder suffix */
+  content: string;
+  reminder: AssembleResult;
+}
+
 /** `{"custom": "..."}`: a caller-provided base template. */
 export interface CustomOverride {
   custom: string;
@@ -112,6 +158,28 @@ export interface DiscoverResult {
 /** No fields: the params of parameterless methods and the result `{}`. */
 export type Empty = Record<string, never>;
 
+export interface FragmentReport {
+  provider: string;
+  key: string;
+  chars: number;
+  status: "delivered" | "truncated" | "dropped" | "duplicate";
+}
+
+export interface HistoryMessage {
+  role: string;
+  content: JsonValue;
+}
+
+export interface HistorySanitizeParams {
+  messages: HistoryMessage[];
+}
+
+export interface HistorySanitizeResult {
+  messages: HistoryMessage[];
+  neutralized: number;
+  dropped: number;
+}
+
 export interface InitializeParams {
   protocol_version?: string | null;
   client_info?: ClientInfo | null;
@@ -125,6 +193,8 @@ export interface InitializeResult {
   server_info: ServerInfo;
   methods: string[];
 }
+
+export type JsonValue = unknown;
 
 export interface KeyInfoModel {
   key: string;
@@ -158,7 +228,25 @@ export interface LintViolation {
 
 export type MarkerForm = "pua" | "ascii" | "object";
 
+export interface NameParams {
+  name: string;
+}
+
 export type OpenAction = "native" | "clipboard" | "browser";
+
+/**
+ * Where untrusted text came from. Every origin gets the same full neutralization; the origin
+ * is recorded (as log metadata) so operators can see which door forged markup came through.
+ */
+export type Origin = "user" | "tool" | "model" | "stored";
+
+export interface ParseParams {
+  text: string;
+}
+
+export interface ParseResult {
+  blocks: BlockModel[];
+}
 
 export interface PersistParams {
   /** Seed 004's prompt context; every field is optional. */
@@ -215,6 +303,42 @@ export interface PromptContext {
 
 export type PromptMode = "extend" | "full";
 
+export interface ProviderInfo {
+  name: string;
+  scope: string;
+  kind: string;
+  key: string;
+  builtin: boolean;
+  timeout_ms: number | null;
+}
+
+export interface ProvidersResult {
+  providers: ProviderInfo[];
+}
+
+export interface RegisterParams {
+  /** Unique provider name, [A-Za-z0-9._-]+ */
+  name: string;
+  /** @default "per_turn" */
+  scope?: "global" | "per_turn";
+  kind: "static" | "file" | "command" | "host";
+  /** Reminder key of the fragments it produces */
+  key: string;
+  /** static: the text */
+  text?: string | null;
+  /** file: the file (relative paths resolve against the session's cwd) */
+  path?: string | null;
+  /** command: program and arguments, run without a shell */
+  argv?: string[] | null;
+  /** Overrides reminders.provider_timeout_ms */
+  timeout_ms?: number | null;
+  /**
+   * file/command: output cap
+   * @default 65536
+   */
+  max_bytes?: number;
+}
+
 export interface ReminderPart {
   key: string;
   body: string;
@@ -241,6 +365,28 @@ export interface RenderResult {
   chars: number;
 }
 
+export interface SanitizeParams {
+  text: string;
+  /** @default "tool" */
+  origin?: Origin;
+}
+
+export interface SanitizeResult {
+  text: string;
+  neutralized: number;
+}
+
+export interface SanitizeValueParams {
+  value: JsonValue;
+  /** @default "tool" */
+  origin?: Origin;
+}
+
+export interface SanitizeValueResult {
+  value: JsonValue;
+  neutralized: number;
+}
+
 export type SegmentType = "text" | "citation" | "marker";
 
 export interface ServerInfo {
@@ -248,7 +394,42 @@ export interface ServerInfo {
   version: string;
 }
 
+export interface SessionParams {
+  session: string;
+}
+
+export interface SessionUpdateParams {
+  session: string;
+  cwd?: string | null;
+  date?: string | null;
+  os_name?: string | null;
+  shell?: string | null;
+  env?: Record<string, string> | null;
+  tools?: Tools | null;
+  modified_files?: string[];
+}
+
+export interface SkipReport {
+  provider: string;
+  reason: "timeout" | "error" | "missing" | "too_large" | "no_host";
+  elapsed_ms: number;
+}
+
 export type SourceKind = "file" | "web" | "invalid";
+
+export interface SpillInfo {
+  path: string;
+  retention_hours: number;
+}
+
+export interface StripParams {
+  text: string;
+}
+
+export interface StripResult {
+  /** What a person is shown: authenticated runtime blocks hidden. */
+  text: string;
+}
 
 export type TemplateName = "primary" | "subagent" | "apply_patch" | "custom" | "full";
 
@@ -307,6 +488,28 @@ export interface Methods {
     };
     result: CitationStripResult;
   };
+  "content/sanitize": {
+    params: {
+      text: string;
+      /** @default "tool" */
+      origin?: Origin;
+    };
+    result: SanitizeResult;
+  };
+  "content/sanitize_value": {
+    params: {
+      value: JsonValue;
+      /** @default "tool" */
+      origin?: Origin;
+    };
+    result: SanitizeValueResult;
+  };
+  "history/sanitize": {
+    params: {
+      messages: HistoryMessage[];
+    };
+    result: HistorySanitizeResult;
+  };
   "initialize": {
     params: {
       protocol_version?: string | null;
@@ -345,9 +548,68 @@ export interface Methods {
     };
     result: RenderResult;
   };
+  "providers/list": {
+    params: Record<string, never>;
+    result: ProvidersResult;
+  };
+  "providers/register": {
+    params: {
+      /** Unique provider name, [A-Za-z0-9._-]+ */
+      name: string;
+      /** @default "per_turn" */
+      scope?: "global" | "per_turn";
+      kind: "static" | "file" | "command" | "host";
+      /** Reminder key of the fragments it produces */
+      key: string;
+      /** static: the text */
+      text?: string | null;
+      /** file: the file (relative paths resolve against the session's cwd) */
+      path?: string | null;
+      /** command: program and arguments, run without a shell */
+      argv?: string[] | null;
+      /** Overrides reminders.provider_timeout_ms */
+      timeout_ms?: number | null;
+      /**
+       * file/command: output cap
+       * @default 65536
+       */
+      max_bytes?: number;
+    };
+    result: Empty;
+  };
+  "providers/unregister": {
+    params: {
+      name: string;
+    };
+    result: Empty;
+  };
+  "reminder/assemble": {
+    params: {
+      session: string;
+      /** @default "" */
+      user_message?: string;
+      directives?: string[];
+      display_trigger?: string[];
+      /** Overrides reminders.budget_chars */
+      budget?: number | null;
+    };
+    result: AssembleResult;
+  };
   "reminder/keys": {
     params: Record<string, never>;
     result: KeysResult;
+  };
+  "reminder/parse": {
+    params: {
+      text: string;
+    };
+    result: ParseResult;
+  };
+  "reminder/strip": {
+    params: {
+      text: string;
+    };
+    result: StripResult;
   };
   "reminder/wrap": {
     params: {
@@ -371,9 +633,49 @@ export interface Methods {
     params: Record<string, never>;
     result: DiscoverResult;
   };
+  "session/close": {
+    params: {
+      session: string;
+    };
+    result: Empty;
+  };
+  "session/update": {
+    params: {
+      session: string;
+      cwd?: string | null;
+      date?: string | null;
+      os_name?: string | null;
+      shell?: string | null;
+      env?: Record<string, string> | null;
+      tools?: Tools | null;
+      modified_files?: string[];
+    };
+    result: Empty;
+  };
   "shutdown": {
     params: Record<string, never>;
     result: Empty;
+  };
+  "turn/complete": {
+    params: {
+      session: string;
+      tool_calls?: string[];
+      /** @default false */
+      todo_write?: boolean;
+    };
+    result: Empty;
+  };
+  "turn/compose": {
+    params: {
+      session: string;
+      /** @default "" */
+      user_message?: string;
+      directives?: string[];
+      display_trigger?: string[];
+      /** Overrides reminders.budget_chars */
+      budget?: number | null;
+    };
+    result: ComposeResult;
   };
 }
 
@@ -394,7 +696,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 export type NotificationName = keyof Notifications;
 
-export const METHOD_NAMES: readonly MethodName[] = ["citation/describe","citation/export","citation/parse","citation/strip","initialize","prompt/lint","prompt/persist","prompt/render","reminder/keys","reminder/wrap","reminder/wrap_many","rpc.discover","shutdown"];
+export const METHOD_NAMES: readonly MethodName[] = ["citation/describe","citation/export","citation/parse","citation/strip","content/sanitize","content/sanitize_value","history/sanitize","initialize","prompt/lint","prompt/persist","prompt/render","providers/list","providers/register","providers/unregister","reminder/assemble","reminder/keys","reminder/parse","reminder/strip","reminder/wrap","reminder/wrap_many","rpc.discover","session/close","session/update","shutdown","turn/complete","turn/compose"];
 
 /** One typed wrapper per request method; PromptdClient supplies `call`. */
 export abstract class GeneratedMethods {
@@ -420,6 +722,21 @@ export abstract class GeneratedMethods {
     return this.call("citation/strip", params, options);
   }
 
+  /** `content/sanitize`: Neutralizes forged reminder markup in untrusted text. */
+  contentSanitize(params: ParamsOf<"content/sanitize">, options?: RequestOptions): Promise<ResultOf<"content/sanitize">> {
+    return this.call("content/sanitize", params, options);
+  }
+
+  /** `content/sanitize_value`: Sanitizes every string and key of a structured (JSON) tool result. */
+  contentSanitizeValue(params: ParamsOf<"content/sanitize_value">, options?: RequestOptions): Promise<ResultOf<"content/sanitize_value">> {
+    return this.call("content/sanitize_value", params, options);
+  }
+
+  /** `history/sanitize`: Makes stored messages safe to reuse: this process's blocks kept, stale ones dropped, the rest sanitized. */
+  historySanitize(params: ParamsOf<"history/sanitize">, options?: RequestOptions): Promise<ResultOf<"history/sanitize">> {
+    return this.call("history/sanitize", params, options);
+  }
+
   /** `initialize`: Negotiates the protocol version, records client facts, applies config overrides. */
   initialize(params: ParamsOf<"initialize"> = {}, options?: RequestOptions): Promise<ResultOf<"initialize">> {
     return this.call("initialize", params, options);
@@ -440,9 +757,39 @@ export abstract class GeneratedMethods {
     return this.call("prompt/render", params, options);
   }
 
+  /** `providers/list`: Lists providers in priority order, built-ins first. */
+  providersList(params: ParamsOf<"providers/list"> = {}, options?: RequestOptions): Promise<ResultOf<"providers/list">> {
+    return this.call("providers/list", params, options);
+  }
+
+  /** `providers/register`: Registers a static, file, command or host provider (registration order is priority). */
+  providersRegister(params: ParamsOf<"providers/register">, options?: RequestOptions): Promise<ResultOf<"providers/register">> {
+    return this.call("providers/register", params, options);
+  }
+
+  /** `providers/unregister`: Removes a provider by name. */
+  providersUnregister(params: ParamsOf<"providers/unregister">, options?: RequestOptions): Promise<ResultOf<"providers/unregister">> {
+    return this.call("providers/unregister", params, options);
+  }
+
+  /** `reminder/assemble`: Runs the providers and assembles this turn's reminder under the budget. */
+  reminderAssemble(params: ParamsOf<"reminder/assemble">, options?: RequestOptions): Promise<ResultOf<"reminder/assemble">> {
+    return this.call("reminder/assemble", params, options);
+  }
+
   /** `reminder/keys`: The reserved-key registry, plus keys the host added. */
   reminderKeys(params: ParamsOf<"reminder/keys"> = {}, options?: RequestOptions): Promise<ResultOf<"reminder/keys">> {
     return this.call("reminder/keys", params, options);
+  }
+
+  /** `reminder/parse`: Finds reminder blocks of both styles and says which carry this process's nonce. */
+  reminderParse(params: ParamsOf<"reminder/parse">, options?: RequestOptions): Promise<ResultOf<"reminder/parse">> {
+    return this.call("reminder/parse", params, options);
+  }
+
+  /** `reminder/strip`: What a person is shown: authenticated runtime blocks hidden. */
+  reminderStrip(params: ParamsOf<"reminder/strip">, options?: RequestOptions): Promise<ResultOf<"reminder/strip">> {
+    return this.call("reminder/strip", params, options);
   }
 
   /** `reminder/wrap`: Wraps one body in a keyed <system-reminder> block (seed 000). */
@@ -460,8 +807,28 @@ export abstract class GeneratedMethods {
     return this.call("rpc.discover", params, options);
   }
 
+  /** `session/close`: Forgets a session's state. */
+  sessionClose(params: ParamsOf<"session/close">, options?: RequestOptions): Promise<ResultOf<"session/close">> {
+    return this.call("session/close", params, options);
+  }
+
+  /** `session/update`: Gives a session the host's facts: cwd, date, OS, shell, env, tools, modified files. */
+  sessionUpdate(params: ParamsOf<"session/update">, options?: RequestOptions): Promise<ResultOf<"session/update">> {
+    return this.call("session/update", params, options);
+  }
+
   /** `shutdown`: Drains in-flight work; later requests are refused with -32002. */
   shutdown(params: ParamsOf<"shutdown"> = {}, options?: RequestOptions): Promise<ResultOf<"shutdown">> {
     return this.call("shutdown", params, options);
+  }
+
+  /** `turn/complete`: Turn accounting: moves the TodoNudge counters and clears delivered notices. */
+  turnComplete(params: ParamsOf<"turn/complete">, options?: RequestOptions): Promise<ResultOf<"turn/complete">> {
+    return this.call("turn/complete", params, options);
+  }
+
+  /** `turn/compose`: The user-role message for a turn: sanitized user text plus the assembled reminder. */
+  turnCompose(params: ParamsOf<"turn/compose">, options?: RequestOptions): Promise<ResultOf<"turn/compose">> {
+    return this.call("turn/compose", params, options);
   }
 }

@@ -12,13 +12,6 @@ import { startClient } from "./support/env.js";
 
 const NEEDED = ["providers/register", "reminder/assemble"];
 
-interface Assembled {
-  text: string;
-  body: string;
-  fragments: Array<{ provider: string; key: string; status: string }>;
-  skipped: Array<{ provider: string; reason: string }>;
-}
-
 /** Starts a client, or skips the test when the server lacks a method it needs. */
 async function clientWithAssembly(t: TestContext, hostProviders: boolean, config?: Record<string, unknown>): Promise<PromptdClient | undefined> {
   const { client } = await startClient(config === undefined ? { hostProviders } : { hostProviders, config });
@@ -42,7 +35,7 @@ test("a host provider registered by the client is asked during assembly and its 
       asked.push(request);
       return { text: "build is green" };
     });
-    const result = (await client.request("reminder/assemble", { session: "node-session", user_message: "what next?" })) as Assembled;
+    const result = await client.reminderAssemble({ session: "node-session", user_message: "what next?" });
     assert.deepEqual(asked, [{ provider: "node.host", session: "node-session", user_message: "what next?" }]);
     const fragment = result.fragments.find((entry) => entry.provider === "node.host");
     assert.equal(fragment?.status, "delivered");
@@ -60,7 +53,7 @@ test("a host provider answering null contributes nothing and is not an error", a
   }
   try {
     await client.registerHostProvider({ name: "node.quiet", key: "node.quiet", scope: "per_turn" }, () => ({ text: null }));
-    const result = (await client.request("reminder/assemble", { session: "s", user_message: "hi" })) as Assembled;
+    const result = await client.reminderAssemble({ session: "s", user_message: "hi" });
     assert.equal(result.fragments.some((entry) => entry.provider === "node.quiet" && entry.status === "delivered"), false);
     assert.equal(result.skipped.some((entry) => entry.provider === "node.quiet" && entry.reason === "error"), false);
   } finally {
@@ -77,7 +70,7 @@ test("a host provider that never answers is skipped for timeout, and the assembl
     await client.registerHostProvider({ name: "node.stuck", key: "node.stuck", scope: "per_turn" }, (_request, context) => {
       return new Promise((resolve) => context.signal.addEventListener("abort", () => resolve({ text: null })));
     });
-    const result = (await client.request("reminder/assemble", { session: "s", user_message: "hi" }, { timeoutMs: 10_000 })) as Assembled;
+    const result = await client.reminderAssemble({ session: "s", user_message: "hi" }, { timeoutMs: 10_000 });
     const skip = result.skipped.find((entry) => entry.provider === "node.stuck");
     assert.equal(skip?.reason, "timeout");
   } finally {
@@ -96,7 +89,7 @@ test("without the host_providers capability the server skips host providers as n
       called = true;
       return { text: "x" };
     });
-    const result = (await client.request("reminder/assemble", { session: "s", user_message: "hi" })) as Assembled;
+    const result = await client.reminderAssemble({ session: "s", user_message: "hi" });
     assert.equal(result.skipped.find((entry) => entry.provider === "node.unheard")?.reason, "no_host");
     assert.equal(called, false);
   } finally {
