@@ -13,8 +13,13 @@ import { startClient } from "./support/env.js";
 const NEEDED = ["providers/register", "reminder/assemble"];
 
 /** Starts a client, or skips the test when the server lacks a method it needs. */
-async function clientWithAssembly(t: TestContext, hostProviders: boolean, config?: Record<string, unknown>): Promise<PromptdClient | undefined> {
-  const { client } = await startClient(config === undefined ? { hostProviders } : { hostProviders, config });
+async function clientWithAssembly(
+  t: TestContext,
+  hostProviders: boolean,
+  config?: Record<string, unknown>,
+  events: boolean | string[] = false,
+): Promise<PromptdClient | undefined> {
+  const { client } = await startClient(config === undefined ? { hostProviders, events } : { hostProviders, events, config });
   const missing = NEEDED.filter((method) => !client.serverMethods.includes(method));
   if (missing.length > 0) {
     await client.stop();
@@ -92,6 +97,27 @@ test("without the host_providers capability the server skips host providers as n
     const result = await client.reminderAssemble({ session: "s", user_message: "hi" });
     assert.equal(result.skipped.find((entry) => entry.provider === "node.unheard")?.reason, "no_host");
     assert.equal(called, false);
+  } finally {
+    await client.stop();
+  }
+});
+
+test("a host provider that fails is skipped as error, and the subscribed event reports it", async (t) => {
+  const client = await clientWithAssembly(t, true, undefined, ["event/provider_skipped"]);
+  if (client === undefined) {
+    return;
+  }
+  try {
+    const events: Array<[string, unknown]> = [];
+    client.onEvent((event, params) => events.push([event, params]));
+    client.connection.onError(() => undefined); // the provider's exception is expected here
+    await client.registerHostProvider({ name: "node.broken", key: "node.broken", scope: "per_turn" }, () => {
+      throw new Error("the host's own bug");
+    });
+    const result = await client.reminderAssemble({ session: "s", user_message: "hi" });
+    assert.equal(result.skipped.find((entry) => entry.provider === "node.broken")?.reason, "error");
+    const skipped = events.filter(([event]) => event === "event/provider_skipped").map(([, params]) => params as { provider: string; reason: string });
+    assert.ok(skipped.some((event) => event.provider === "node.broken" && event.reason === "error"), JSON.stringify(events));
   } finally {
     await client.stop();
   }
