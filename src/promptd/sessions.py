@@ -51,8 +51,9 @@ class Session:
     last_delivered: dict[str, str] = field(default_factory=dict)
     # Files the host reported as modified, not yet delivered in a completed turn.
     modified_files: list[str] = field(default_factory=list)
-    # TodoGate fires per prompt id.
+    # TodoGate fires per prompt id, and the prompt ids whose cap was already announced.
     gate_fires: dict[str, int] = field(default_factory=dict)
+    gate_exhausted: set[str] = field(default_factory=set)
     touched: float = field(default_factory=time.monotonic)
 
 

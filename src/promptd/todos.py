@@ -6,6 +6,9 @@ they are sanitized and never rendered as a template.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 
@@ -28,4 +31,85 @@ def nudge_text(view: Any) -> str | None:
         f"The todo list has not been updated for {view.turns_since_todo_write} turns. If the work has "
         f"moved on, use {plan_tool} to mark finished items completed and add what comes next; if the "
         "list is still accurate, carry on without mentioning this reminder."
+    )
+
+
+# ---- TodoGate ------------------------------------------------------------------------------
+
+OPEN_STATUSES = ("pending", "in_progress")
+# Longest todo text quoted back to the model: a todo is a one-line item, not a document.
+MAX_ITEM_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Todo:
+    id: str
+    content: str
+    status: str  # pending | in_progress | completed | cancelled
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    pending: tuple[Todo, ...]
+    backed: tuple[Todo, ...]
+    unbacked: tuple[Todo, ...]
+
+
+class Decision(StrEnum):
+    CONTINUE = "continue"
+    NUDGE = "nudge"
+
+
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    decision: Decision
+    fires: int
+    exhausted: bool
+    partition: Partition
+
+
+def partition(todos: list[Todo], backing_task_count: int) -> Partition:
+    """Completed and cancelled todos are ignored; the first min(in_progress, backing) in-progress
+    todos, in list order, are backed by a running task; pending todos are never backed."""
+    in_progress = tuple(t for t in todos if t.status == "in_progress")
+    backed_count = max(0, min(len(in_progress), backing_task_count))
+    return Partition(
+        pending=tuple(t for t in todos if t.status == "pending"),
+        backed=in_progress[:backed_count],
+        unbacked=in_progress[backed_count:],
+    )
+
+
+def decide(todos: list[Todo], backing_task_count: int, tool_called: bool, fires_so_far: int, max_fires: int, enabled: bool) -> GateOutcome:
+    """Seed 004's decision: nudge when pending or unbacked in-progress todos remain and the turn
+    ended without a tool call, until the per-prompt cap; a cap of 0 means the gate never fires."""
+    parts = partition(todos, backing_task_count)
+    open_work = bool(parts.pending or parts.unbacked)
+    if not enabled or tool_called or not open_work or max_fires == 0:
+        return GateOutcome(Decision.CONTINUE, fires_so_far, False, parts)
+    if fires_so_far >= max_fires:
+        return GateOutcome(Decision.CONTINUE, fires_so_far, True, parts)
+    return GateOutcome(Decision.NUDGE, fires_so_far + 1, False, parts)
+
+
+def one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= MAX_ITEM_CHARS else flat[: MAX_ITEM_CHARS - 1] + "…"
+
+
+def gate_text(parts: Partition, plan_tool: str | None, clean: Callable[[str], str]) -> str:
+    """The reminder for a fire. `clean` sanitizes model-written todo text; nothing here is a
+    template, so `${{ }}` in a todo stays literal text."""
+    lines = ["You ended the turn without a tool call, but the todo list still has open work:"]
+    lines += [f"- [in progress] {clean(one_line(t.content))}" for t in parts.unbacked]
+    lines += [f"- [pending] {clean(one_line(t.content))}" for t in parts.pending]
+    update = f"update it with {plan_tool}" if plan_tool else "update the todo list"
+    lines.append(f"Continue with the next item, or, if an item is finished or no longer needed, {update} before you stop.")
+    return "\n".join(lines)
+
+
+def exhausted_text(max_fires: int) -> str:
+    return (
+        f"The todo check has reminded the agent {max_fires} time(s) for this prompt and will not do so "
+        "again. Open todo items remain; the user can ask the agent to continue, or review the todo list."
     )

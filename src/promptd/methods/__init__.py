@@ -6,7 +6,7 @@ Each area contributes the METHODS list of its own module.
 
 from __future__ import annotations
 
-from promptd.methods import assembly, citations, core, prompt, provenance, reminders
+from promptd.methods import assembly, citations, core, prompt, provenance, reminders, todos
 from promptd.methods.base import Method
 
 
@@ -27,4 +27,5 @@ TABLE: dict[str, Method] = _build(
     citations.METHODS,
     provenance.METHODS,
     assembly.METHODS,
+    todos.METHODS,
 )
