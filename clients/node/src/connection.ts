@@ -334,6 +334,11 @@ export class Connection {
       await this.writer.write({ jsonrpc: "2.0", id, ...body });
     } catch (error: unknown) {
       this.reportError(error instanceof Error ? error : new Error(String(error)));
+      if (error instanceof TypeError && "result" in body) {
+        // The handler's result cannot be encoded (a BigInt, a cycle): the peer still gets its
+        // one reply instead of waiting for a timeout.
+        await this.writer.write({ jsonrpc: "2.0", id, error: { code: ErrorCodes.InternalError, message: "Internal error", data: { kind: "internal" } } }).catch(() => undefined);
+      }
     }
   }
 

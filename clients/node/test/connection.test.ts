@@ -220,6 +220,18 @@ test("a handler that throws is answered -32603 without its message, and the host
   assert.equal(errors[0]?.message, "private detail");
 });
 
+test("a handler whose result cannot be encoded still gets exactly one reply, -32603", async () => {
+  const peer = new FakePeer();
+  const connection = peer.connect();
+  const errors: Error[] = [];
+  connection.onError((error) => errors.push(error));
+  connection.onRequest("big", () => ({ n: 10n }));
+  peer.send({ jsonrpc: "2.0", id: "promptd-5", method: "big" });
+  const reply = await peer.next((frame) => frame["id"] === "promptd-5");
+  assert.equal((reply["error"] as { code: number }).code, ErrorCodes.InternalError);
+  assert.ok(errors[0] instanceof TypeError);
+});
+
 test("a handler that throws a ResponseError is answered with exactly that error", async () => {
   const peer = new FakePeer();
   const connection = peer.connect();
