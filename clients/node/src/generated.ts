@@ -165,6 +165,33 @@ export interface FragmentReport {
   status: "delivered" | "truncated" | "dropped" | "duplicate";
 }
 
+export interface GateParams {
+  session: string;
+  /** The user prompt this turn answers; fires are counted per prompt */
+  prompt_id: string;
+  todos?: TodoItem[];
+  /**
+   * Background tasks running for in-progress todos
+   * @default 0
+   */
+  backing_task_count?: number;
+  /** Whether the turn ended with a tool call */
+  tool_called: boolean;
+}
+
+export interface GateResult {
+  decision: "continue" | "nudge";
+  /** The wrapped reminder to send when the decision is nudge */
+  reminder: string | null;
+  /** Fires so far for this session and prompt id */
+  fires: number;
+  exhausted: boolean;
+  /** At the cap: a wrapped notice that the limit was reached */
+  notice: string | null;
+  pending: number;
+  unbacked: number;
+}
+
 export interface HistoryMessage {
   role: string;
   content: JsonValue;
@@ -433,6 +460,12 @@ export interface StripResult {
 
 export type TemplateName = "primary" | "subagent" | "apply_patch" | "custom" | "full";
 
+export interface TodoItem {
+  id: string;
+  content: string;
+  status: "pending" | "in_progress" | "completed" | "cancelled";
+}
+
 /** The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`. */
 export interface Tools {
   by_kind?: Record<string, string>;
@@ -656,6 +689,22 @@ export interface Methods {
     params: Record<string, never>;
     result: Empty;
   };
+  "todo/gate": {
+    params: {
+      session: string;
+      /** The user prompt this turn answers; fires are counted per prompt */
+      prompt_id: string;
+      todos?: TodoItem[];
+      /**
+       * Background tasks running for in-progress todos
+       * @default 0
+       */
+      backing_task_count?: number;
+      /** Whether the turn ended with a tool call */
+      tool_called: boolean;
+    };
+    result: GateResult;
+  };
   "turn/complete": {
     params: {
       session: string;
@@ -696,7 +745,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 export type NotificationName = keyof Notifications;
 
-export const METHOD_NAMES: readonly MethodName[] = ["citation/describe","citation/export","citation/parse","citation/strip","content/sanitize","content/sanitize_value","history/sanitize","initialize","prompt/lint","prompt/persist","prompt/render","providers/list","providers/register","providers/unregister","reminder/assemble","reminder/keys","reminder/parse","reminder/strip","reminder/wrap","reminder/wrap_many","rpc.discover","session/close","session/update","shutdown","turn/complete","turn/compose"];
+export const METHOD_NAMES: readonly MethodName[] = ["citation/describe","citation/export","citation/parse","citation/strip","content/sanitize","content/sanitize_value","history/sanitize","initialize","prompt/lint","prompt/persist","prompt/render","providers/list","providers/register","providers/unregister","reminder/assemble","reminder/keys","reminder/parse","reminder/strip","reminder/wrap","reminder/wrap_many","rpc.discover","session/close","session/update","shutdown","todo/gate","turn/complete","turn/compose"];
 
 /** One typed wrapper per request method; PromptdClient supplies `call`. */
 export abstract class GeneratedMethods {
@@ -820,6 +869,11 @@ export abstract class GeneratedMethods {
   /** `shutdown`: Drains in-flight work; later requests are refused with -32002. */
   shutdown(params: ParamsOf<"shutdown"> = {}, options?: RequestOptions): Promise<ResultOf<"shutdown">> {
     return this.call("shutdown", params, options);
+  }
+
+  /** `todo/gate`: TodoGate: at the end of a turn, nudge when open todos remain and no tool was called. */
+  todoGate(params: ParamsOf<"todo/gate">, options?: RequestOptions): Promise<ResultOf<"todo/gate">> {
+    return this.call("todo/gate", params, options);
   }
 
   /** `turn/complete`: Turn accounting: moves the TodoNudge counters and clears delivered notices. */
