@@ -1,0 +1,83 @@
+package promptd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// JSON-RPC 2.0 and promptd error codes. Application errors use -32000..-32099 and say what went
+// wrong in data.kind; compare kinds (Error.Kind), not messages, which may change.
+const (
+	CodeParseError       = -32700
+	CodeInvalidRequest   = -32600
+	CodeMethodNotFound   = -32601
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeRequestCancelled = -32800
+	CodeServerShutDown   = -32002
+)
+
+// Error is an error response from the peer: the server's answer to a call, or the answer this
+// client gives to a server-to-client request.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if kind := e.Kind(); kind != "" {
+		return fmt.Sprintf("promptd: %s (code %d, kind %s)", e.Message, e.Code, kind)
+	}
+	return fmt.Sprintf("promptd: %s (code %d)", e.Message, e.Code)
+}
+
+// Kind returns data.kind, the machine-readable reason, or "" when the error has none.
+func (e *Error) Kind() string {
+	var data struct {
+		Kind string `json:"kind"`
+	}
+	if len(e.Data) == 0 || json.Unmarshal(e.Data, &data) != nil {
+		return ""
+	}
+	return data.Kind
+}
+
+// NewError builds an error for a handler to return; data is marshalled as the error's data
+// (nil for none). A handler's plain error is answered as an internal error instead, so that its
+// text never reaches the server.
+func NewError(code int64, message string, data any) *Error {
+	e := &Error{Code: code, Message: message}
+	if data != nil {
+		raw, err := json.Marshal(data)
+		if err == nil {
+			e.Data = raw
+		}
+	}
+	return e
+}
+
+// ErrClosed is returned (wrapped, check it with errors.Is) by calls made on, or pending on, a
+// connection that has been closed or whose peer has gone away. The wrapped error, when there is
+// one, says why (errors.Unwrap or the error text).
+var ErrClosed = errors.New("promptd: connection closed")
+
+// ErrMessageTooLarge is returned by a call whose encoded request is over the connection's
+// MaxMessageBytes: the server would answer it with an error carrying a null id, which no call
+// can be matched with, so the request is refused before it is sent.
+var ErrMessageTooLarge = errors.New("promptd: message too large")
+
+// closedError is ErrClosed with the reason the connection ended.
+type closedError struct{ cause error }
+
+func (e *closedError) Error() string {
+	if e.cause == nil {
+		return ErrClosed.Error()
+	}
+	return ErrClosed.Error() + ": " + e.cause.Error()
+}
+
+func (e *closedError) Is(target error) bool { return target == ErrClosed }
+
+func (e *closedError) Unwrap() error { return e.cause }

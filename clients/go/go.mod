@@ -1,0 +1,3 @@
+module promptd.local/client
+
+go 1.26.8
