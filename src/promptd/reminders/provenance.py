@@ -78,6 +78,8 @@ def _check_body(body: str, nonce: str) -> None:
         if "<" in inner or ">" in inner or sanitize(inner, nonce).neutralized:
             raise NestedMarker("display-trigger text is not sanitized and escaped", where="trusted_wrapper")
         rest = body[close + len(TRIGGER_CLOSE) :]
+        if rest and not rest.startswith(TRIGGER_SEPARATOR):
+            raise NestedMarker("display-trigger markup must be followed by a blank line", where="trusted_wrapper")
     if sanitize(rest, nonce).neutralized:
         raise NestedMarker("trusted reminder body contains unsanitized reminder markup", where="trusted_wrapper")
 
@@ -109,7 +111,7 @@ def _split_trigger(raw: str) -> tuple[str | None, str]:
     rest = raw[close + len(TRIGGER_CLOSE) :]
     if rest.startswith(TRIGGER_SEPARATOR):
         rest = rest[len(TRIGGER_SEPARATOR) :]
-    elif rest and rest != "\n":
+    elif rest:
         return None, raw  # markup must be followed by the separator or end the body
     return trigger, rest
 
