@@ -337,3 +337,52 @@ def test_no_fragment_body_or_nonce_reaches_stderr_even_at_debug_level(spawn, tmp
     assert len(nonce) == 32 and nonce not in log
     for line in log.splitlines():
         json.loads(line)
+
+
+def test_spill_files_past_retention_are_swept_and_fresh_ones_kept(tmp_path):
+    from promptd.assembly.spill import SpillStore
+    from promptd.config import RemindersConfig
+
+    now = [1_000_000.0]
+    store = SpillStore(RemindersConfig(spill_dir=str(tmp_path / "spill"), spill_retention_hours=1), clock=lambda: now[0])
+    old = Path(store.save("s", "old text").path)
+    os.utime(old, (now[0] - 7200, now[0] - 7200))
+    fresh = Path(store.save("s", "fresh text").path)
+    os.utime(fresh, (now[0] - 60, now[0] - 60))
+    assert store.sweep() == 1
+    assert not old.exists() and fresh.read_text() == "fresh text"
+
+
+def test_spill_caps_refuse_and_report(tmp_path):
+    from promptd.assembly.spill import SpillFailed, SpillStore
+    from promptd.config import RemindersConfig
+
+    store = SpillStore(RemindersConfig(spill_dir=str(tmp_path / "spill"), spill_max_file_bytes=100, spill_max_session_bytes=150, spill_max_total_bytes=250))
+    with pytest.raises(SpillFailed) as too_big:
+        store.save("s", "x" * 101)
+    assert too_big.value.reason == "file_cap"
+    store.save("s", "x" * 100)
+    with pytest.raises(SpillFailed) as session_full:
+        store.save("s", "x" * 60)
+    assert session_full.value.reason == "session_cap"
+    store.save("t", "x" * 100)
+    with pytest.raises(SpillFailed) as total_full:
+        store.save("u", "x" * 60)
+    assert total_full.value.reason == "total_cap"
+
+
+def test_the_server_sweeps_expired_spill_files_soon_after_start(spawn, tmp_path):
+    from promptd.assembly.spill import session_folder
+
+    folder = tmp_path / "spill" / session_folder("old")
+    folder.mkdir(parents=True, mode=0o700)
+    stale = folder / "1-abc.txt"
+    stale.write_text("stale")
+    os.utime(stale, (time.time() - 3 * 86400, time.time() - 3 * 86400))
+    server = spawn(env={"PROMPTD_REMINDERS__SPILL_DIR": str(tmp_path / "spill")})
+    server.call("reminder/keys")
+    for _ in range(60):
+        if not stale.exists():
+            break
+        time.sleep(0.1)
+    assert not stale.exists()

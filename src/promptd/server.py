@@ -43,6 +43,9 @@ READ_CHUNK = 1 << 16
 # refusing a well-behaved client.
 MAX_IN_FLIGHT = 1024
 CANCEL_METHOD = "$/cancelRequest"
+SWEEP_FIRST_DELAY_S = 1.0
+# Retention is counted in hours (24 by default): sweeping hourly keeps files at most an hour late.
+SWEEP_INTERVAL_S = 3600.0
 
 
 class ClientError(Exception):
@@ -168,11 +171,26 @@ class Server:
             pass
         self.log.info("started", pid=os.getpid(), max_message_bytes=self.runtime.config.max_message_bytes)
         await self._start_reading()
+        sweeper = self._loop.create_task(self._sweep_spill())
         await self._done.wait()
+        sweeper.cancel()
         self.writer.close()
         code = self._exit_code if self._exit_code is not None else 0
         self.log.info("stopped", exit_code=code)
         return code
+
+    async def _sweep_spill(self) -> None:
+        """Removes expired spill files shortly after start-up and then hourly, in a worker thread.
+        The short delay keeps the sweep out of the cold start's way."""
+        await asyncio.sleep(SWEEP_FIRST_DELAY_S)
+        while True:
+            try:
+                removed = await asyncio.to_thread(self.runtime.sweep_spill)
+                if removed:
+                    self.log.info("spill_swept", removed=removed)
+            except Exception as exc:  # a sweep failure must never take the server down
+                self.log.warning("spill_sweep_failed", exception=type(exc).__name__)
+            await asyncio.sleep(SWEEP_INTERVAL_S)
 
     async def _start_reading(self) -> None:
         """Pipes and sockets are read by the event loop itself (no thread hop per request);
