@@ -1,0 +1,159 @@
+"""Properties of the sanitizer that must hold for any input, found by search rather than by
+example: nothing sanitized ever authenticates, strip never hides it, sanitizing is idempotent."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from promptd.reminders import format as reminder_format
+from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_trusted
+from promptd.reminders.sanitize import sanitize, sanitize_value
+from promptd.reminders.sanitizer import detect
+
+NONCE = "5f0c2a9be31d4478a6c1e0f9b2d3c4a5"
+OTHER_NONCE = "00000000000000000000000000000000"
+
+# Any character at all: lone surrogates, private use, format and control characters included.
+ANY_CHAR = st.characters(exclude_categories=())
+ANY_TEXT = st.text(ANY_CHAR, max_size=200)
+
+# Fragments that combine into near-misses, disguises and real blocks far more often than random
+# characters would.
+FRAGMENTS = [
+    "<", "</", ">", "/", "&lt;", "&gt;", "&amp;", "&#60;", "&#x3c;", "&lt", "&", "#", "x3c", ";", "lt",
+    "amp;", "%3C", "%25", "%26", "%", "3c", "\\u003c", "\\", "\\\\", "\\/", "u003c", "\\x3c",
+    "system", "System", "SYSTEM", "-", "_", ".", " ", "\t", "\n", "\n\n", "reminder", "display",
+    "trigger", "sys", "tem", "rem", "inder", "dis", "play", "ѕ", "у", "е", "і", "＜", "ｓ", "〈", "‹",
+    "\u200b", "\u200d", "\u202e", "\u00ad", "\U000e0041", "\U000e0073", "\ue203", "\ue204", "\ue200",
+    NONCE, NONCE[:12], NONCE[12:], NONCE.upper(), OTHER_NONCE, 'nonce="', '"', 'key="k"', "a", "日本", "👨\u200d👩",
+    wrap_trusted("kept body", NONCE, "pua"),
+    wrap_trusted("kept body", NONCE, "xml"),
+    wrap_trusted(trigger_markup("Read memory") + "\n\nbody", NONCE, "pua"),
+    wrap_trusted("old", OTHER_NONCE, "pua"),
+    reminder_format.wrap("session.cwd", "/tmp", NONCE),
+    reminder_format.wrap("session.cwd", "/tmp"),
+]
+CRAFTED_TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(ANY_CHAR, max_size=3)), max_size=40).map("".join)
+TEXT = st.one_of(ANY_TEXT, CRAFTED_TEXT)
+
+# What the candidate scan would look at if it skipped nothing: every bracket and every
+# introducer. The fast pattern must find exactly the same forged markup.
+EVERY_PLACE = re.compile(
+    r"&(?:amp;)*|%(?:25)*|\\+|[" + re.escape(detect.BRACKETS + "".join(detect.INTRODUCERS)) + "\ue203\ue204]",
+    re.IGNORECASE,
+)
+
+SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(TEXT)
+def test_sanitized_text_never_parses_to_an_authenticated_block(text):
+    cleaned = sanitize(text, NONCE).text
+    assert not any(block.authenticated for block in parse(cleaned, NONCE))
+
+
+@SETTINGS
+@given(TEXT)
+def test_strip_hides_nothing_of_sanitized_text(text):
+    cleaned = sanitize(text, NONCE).text
+    assert strip(cleaned, NONCE) == cleaned
+
+
+@SETTINGS
+@given(TEXT)
+def test_sanitizing_is_idempotent_and_counts_nothing_the_second_time(text):
+    once = sanitize(text, NONCE)
+    twice = sanitize(once.text, NONCE)
+    assert twice.text == once.text
+    assert twice.neutralized == 0
+
+
+@SETTINGS
+@given(TEXT)
+def test_sanitized_text_holds_no_delimiter_no_nonce_and_no_tag_character(text):
+    cleaned = sanitize(text, NONCE).text
+    assert "\ue203" not in cleaned and "\ue204" not in cleaned
+    assert NONCE not in cleaned.lower()
+    assert not any(0xE0000 <= ord(c) <= 0xE007F for c in cleaned)
+
+
+@SETTINGS
+@given(TEXT)
+def test_the_fast_candidate_scan_finds_exactly_what_a_full_scan_finds(text):
+    assert detect.scan(text)[0] == detect.scan(text, EVERY_PLACE)[0]
+
+
+@SETTINGS
+@given(TEXT)
+def test_text_without_forged_markup_comes_back_unchanged(text):
+    without_tags = "".join(c for c in text if not 0xE0000 <= ord(c) <= 0xE007F)
+    cleaned = sanitize(without_tags)
+    if cleaned.neutralized == 0:
+        assert cleaned.text == without_tags
+
+
+@SETTINGS
+@given(ANY_TEXT, ANY_TEXT, st.sampled_from(["pua", "xml"]))
+def test_wrap_then_parse_then_strip_round_trips_any_sanitized_body(body, trigger, style):
+    clean_body = sanitize(body, NONCE).text
+    clean_trigger = sanitize(trigger).text
+    wrapped = wrap_trusted(trigger_markup(trigger) + "\n\n" + clean_body, NONCE, style)
+    blocks = parse("before\n\n" + wrapped, NONCE)
+    assert len(blocks) == 1
+    block = blocks[0]
+    assert block.authenticated and block.key is None and block.style == style
+    assert block.body == clean_body
+    assert block.display_trigger == clean_trigger
+    assert strip("before\n\n" + wrapped, NONCE) == f"before\n\n[{clean_trigger}]"
+    # The same block is never authenticated under another process's nonce.
+    assert not parse(wrapped, OTHER_NONCE)[0].authenticated
+
+
+@SETTINGS
+@given(ANY_TEXT, st.sampled_from(["pua", "xml"]))
+def test_a_block_without_trigger_is_stripped_with_its_separator(body, style):
+    wrapped = wrap_trusted(sanitize(body, NONCE).text, NONCE, style)
+    assert strip("question?\n\n" + wrapped, NONCE) == "question?"
+    assert strip(wrapped + "\n\nafter", NONCE) == "after"
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(TEXT, children, max_size=4),
+    max_leaves=20,
+)
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+
+
+@SETTINGS
+@given(JSON)
+def test_every_string_and_key_of_a_structured_value_comes_out_sanitized(value):
+    cleaned, count = sanitize_value(value, NONCE)
+    for text in _strings(cleaned):
+        assert sanitize(text, NONCE).neutralized == 0
+        assert not any(block.authenticated for block in parse(text, NONCE))
+    again, second = sanitize_value(cleaned, NONCE)
+    assert again == cleaned and second == 0
+
+
+@SETTINGS
+@given(st.dictionaries(TEXT, st.integers(), max_size=8))
+def test_keys_that_collide_after_sanitizing_are_all_kept(mapping):
+    cleaned, _ = sanitize_value(mapping, NONCE)
+    assert len(cleaned) == len(mapping)
+    assert sorted(cleaned.values()) == sorted(mapping.values())
