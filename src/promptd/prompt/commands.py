@@ -1,7 +1,8 @@
 """CLI commands of the prompt pipeline: render, lint, vault.
 
-Entry layer. `promptd render` and `promptd lint` run the same methods the server serves, through
-the same dispatch, so a context or template behaves identically from the CLI and over the wire.
+Entry layer, kept free of promptd.methods (this package is domain code): `promptd render` and
+`promptd lint` validate their input with the same API models the server uses and call the same
+domain functions, so a context or template behaves identically from the CLI and over the wire.
 jinja2 and cryptography are imported only when one of these commands runs.
 """
 
@@ -210,20 +211,33 @@ class _Usage(Exception):
 
 
 def _invoke(config: Any, method: str, params: dict[str, Any]) -> Any:
-    """Runs one method through the server's own dispatch; prints the error and returns None on
-    failure."""
-    from promptd.app import Runtime
-    from promptd.methods import TABLE
-    from promptd.methods.base import Context, NoLifecycle, NoPeer
-    from promptd.methods.boundary import RpcFailure, invoke
+    """Validates `params` with the method's API model and runs the domain function behind it, as
+    the method handler does; prints the error and returns None on failure."""
+    from pydantic import ValidationError
 
-    ctx = Context(runtime=Runtime(config), peer=NoPeer(), lifecycle=NoLifecycle())
+    from promptd.api.prompt import LintParams, RenderParams
+    from promptd.errors import PromptdError
+    from promptd.prompt import lint, pipeline, vault
+
+    command = method.split("/")[1]
     try:
-        return asyncio.run(invoke(TABLE[method], params, ctx))
-    except RpcFailure as failure:
-        data = failure.data or {}
-        _failure(method.split("/")[1], failure.message, str(data.get("kind", failure.code)), data)
-        return None
+        if method == "prompt/render":
+            request = RenderParams.model_validate(params)
+            tools = request.tools.by_kind if request.tools is not None else {}
+            rendered = pipeline.render(
+                request.context, tools, request.params, request.flags, open_vault=lambda: vault.vault_for(config.vault, os.environ)
+            )
+            return {"text": rendered.text, "template": rendered.template, "sha256": rendered.sha256, "chars": rendered.chars}
+        checked = LintParams.model_validate(params)
+        exempt = checked.exempt_kinds if checked.exempt_kinds is not None else config.prompt.exempt_kinds
+        found = lint.lint(checked.template, exempt)
+        return {"violations": [{"line": v.line, "column": v.column, "kind": v.kind, "message": v.message} for v in found]}
+    except PromptdError as exc:
+        _failure(command, exc.message, exc.kind, exc.to_data())
+    except ValidationError as exc:
+        errors = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors(include_url=False, include_input=False)]
+        _failure(command, "invalid arguments", "invalid_params", {"errors": errors})
+    return None
 
 
 def _failure(command: str, message: str, kind: str, data: Mapping[str, Any] | None = None) -> int:
