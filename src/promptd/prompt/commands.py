@@ -9,7 +9,6 @@ jinja2 and cryptography are imported only when one of these commands runs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Mapping
