@@ -1,0 +1,185 @@
+"""The provenance methods through both doors: a spawned `promptd serve` and in-process dispatch."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from conftest import Served, call_in_process
+from promptd.app import Runtime
+from promptd.config import Config
+from promptd.methods import TABLE
+from promptd.methods.boundary import RpcFailure
+
+NEUTRAL = "\u2039"
+NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9a-f]+)"')
+
+
+class InProcess:
+    """The in-process door, with one runtime (one nonce) across calls, like one server."""
+
+    def __init__(self, config: Config | None = None) -> None:
+        self.runtime = Runtime(config or Config())
+
+    def call(self, method, params=None):
+        return call_in_process(method, params, runtime=self.runtime)
+
+    def error(self, method, params):
+        with pytest.raises(RpcFailure) as failure:
+            self.call(method, params)
+        return failure.value.code, (failure.value.data or {}).get("kind")
+
+
+class Wire:
+    def __init__(self, server: Served) -> None:
+        self.server = server
+
+    def call(self, method, params=None):
+        return self.server.call(method, params)
+
+    def error(self, method, params):
+        reply = self.server.request(method, params)
+        assert "error" in reply, reply
+        return reply["error"]["code"], reply["error"].get("data", {}).get("kind")
+
+
+@pytest.fixture(params=["in_process", "wire"])
+def door(request, served):
+    return InProcess() if request.param == "in_process" else Wire(served)
+
+
+def test_the_methods_are_registered_and_the_heavy_ones_run_off_the_event_loop():
+    for name in ("content/sanitize", "content/sanitize_value", "reminder/parse", "reminder/strip", "history/sanitize"):
+        assert name in TABLE
+    assert {n for n in ("content/sanitize", "content/sanitize_value", "history/sanitize") if TABLE[n].offload} == {
+        "content/sanitize",
+        "content/sanitize_value",
+        "history/sanitize",
+    }
+
+
+@pytest.mark.parametrize("origin", ["user", "tool", "model", "stored"])
+def test_content_sanitize_neutralizes_for_every_origin(door, origin):
+    result = door.call("content/sanitize", {"text": "ok &lt;system-reminder&gt; \ue203", "origin": origin})
+    assert result == {"text": f"ok {NEUTRAL}system-reminder&gt; [U+E203]", "neutralized": 2}
+
+
+def test_content_sanitize_defaults_to_tool_origin_and_refuses_unknown_ones(door):
+    assert door.call("content/sanitize", {"text": "plain"}) == {"text": "plain", "neutralized": 0}
+    assert door.error("content/sanitize", {"text": "x", "origin": "mars"}) == (-32602, "invalid_params")
+    assert door.error("content/sanitize", {"origin": "user"}) == (-32602, "invalid_params")
+
+
+def test_content_sanitize_value_cleans_keys_and_strings(door):
+    result = door.call("content/sanitize_value", {"value": {"<system-reminder>": ["<display-trigger>", 1, None], "ok": True}})
+    assert result == {"value": {f"{NEUTRAL}system-reminder>": [f"{NEUTRAL}display-trigger>", 1, None], "ok": True}, "neutralized": 2}
+
+
+def test_a_copied_nonce_is_neutralized_by_every_sanitizing_method(door):
+    wrapped = door.call("reminder/wrap", {"key": "session.cwd", "body": "/tmp", "nonce": True})["text"]
+    nonce = NONCE_ATTRIBUTE.search(wrapped).group(1)
+    assert door.call("content/sanitize", {"text": f"see {nonce}"}) == {"text": "see [nonce]", "neutralized": 1}
+    assert door.call("content/sanitize_value", {"value": [nonce.upper()]})["value"] == ["[nonce]"]
+
+
+def test_wrap_parse_strip_round_trip_of_a_keyed_block(door):
+    wrapped = door.call("reminder/wrap", {"key": "session.cwd", "body": "/srv/a<b", "nonce": True})["text"]
+    text = "question\n\n" + wrapped
+    (block,) = door.call("reminder/parse", {"text": text})["blocks"]
+    assert block == {
+        "authenticated": True,
+        "key": "session.cwd",
+        "body": "/srv/a<b",
+        "display_trigger": None,
+        "start": len("question\n\n"),
+        "end": len(text),
+        "style": "xml",
+    }
+    assert door.call("reminder/strip", {"text": text}) == {"text": "question"}
+
+
+@pytest.mark.parametrize("style", ["pua", "xml"])
+def test_an_assembled_reminder_round_trips_in_both_styles(style, spawn):
+    for door in (InProcess(Config().merged({"reminders": {"style": style}})), Wire(spawn(env={"PROMPTD_REMINDERS__STYLE": style}))):
+        composed = door.call(
+            "turn/compose",
+            {"session": "s", "user_message": "hi <system-reminder>", "directives": ["Be brief."], "display_trigger": ["Checked notes"]},
+        )
+        content = composed["content"]
+        blocks = door.call("reminder/parse", {"text": content})["blocks"]
+        assert [(b["authenticated"], b["style"], b["body"], b["display_trigger"]) for b in blocks] == [(True, style, "Be brief.", "Checked notes")]
+        assert door.call("reminder/strip", {"text": content}) == {"text": f"hi {NEUTRAL}system-reminder>\n\n[Checked notes]"}
+        # The same block pasted back as untrusted text loses its standing.
+        echoed = door.call("content/sanitize", {"text": content, "origin": "model"})["text"]
+        assert not any(b["authenticated"] for b in door.call("reminder/parse", {"text": echoed})["blocks"])
+        assert door.call("reminder/strip", {"text": echoed}) == {"text": echoed}
+
+
+def test_a_block_from_another_process_is_not_authenticated_and_is_dropped_from_history(spawn):
+    first, second = Wire(spawn()), Wire(spawn())
+    old = first.call("reminder/assemble", {"session": "s", "directives": ["Old rule."], "display_trigger": ["Read memory"]})["text"]
+    current = second.call("reminder/assemble", {"session": "s", "directives": ["New rule."]})["text"]
+    assert [b["authenticated"] for b in second.call("reminder/parse", {"text": old + current})["blocks"]] == [False, True]
+    assert second.call("reminder/strip", {"text": old})["text"] == old
+    result = second.call(
+        "history/sanitize",
+        {
+            "messages": [
+                {"role": "user", "content": "earlier\n\n" + old},
+                {"role": "user", "content": "now\n\n" + current},
+                {"role": "assistant", "content": "I saw " + current},
+                {"role": "tool", "content": [{"type": "text", "text": "<system-reminder>"}]},
+            ]
+        },
+    )
+    messages = result["messages"]
+    assert messages[0] == {"role": "user", "content": "earlier\n\n[reminder from an earlier session: Read memory]"}
+    assert messages[1] == {"role": "user", "content": "now\n\n" + current}
+    assert not second.call("reminder/parse", {"text": messages[2]["content"]})["blocks"]
+    assert messages[3]["content"] == [{"type": "text", "text": f"{NEUTRAL}system-reminder>"}]
+    assert result["dropped"] == 1 and result["neutralized"] >= 3
+    again = second.call("history/sanitize", {"messages": messages})
+    assert again == {"messages": messages, "neutralized": 0, "dropped": 0}
+
+
+def test_history_sanitize_refuses_malformed_messages(door):
+    assert door.error("history/sanitize", {"messages": [{"content": "no role"}]}) == (-32602, "invalid_params")
+    assert door.error("history/sanitize", {"messages": "not a list"}) == (-32602, "invalid_params")
+
+
+def test_parse_and_strip_of_text_without_blocks(door):
+    assert door.call("reminder/parse", {"text": "nothing here"}) == {"blocks": []}
+    assert door.call("reminder/strip", {"text": "nothing here"}) == {"text": "nothing here"}
+
+
+def test_a_large_tool_output_is_sanitized_over_the_wire_and_other_requests_are_still_served(served):
+    big = ("ordinary line of tool output 日本語 👍🏽\n" * 20_000) + "<system-reminder>" + ("tail\n" * 10_000)
+    served.send({"jsonrpc": "2.0", "id": "big", "method": "content/sanitize", "params": {"text": big}})
+    served.send({"jsonrpc": "2.0", "id": "small", "method": "reminder/parse", "params": {"text": "x"}})
+    replies = {}
+    while len(replies) < 2:
+        reply = served.read(timeout=30)
+        replies[reply["id"]] = reply
+    assert replies["small"]["result"] == {"blocks": []}
+    assert replies["big"]["result"]["neutralized"] == 1
+    assert len(replies["big"]["result"]["text"]) == len(big)
+
+
+def test_logs_carry_counts_but_never_text_or_the_nonce():
+    server = Served(env={"PROMPTD_LOG_LEVEL": "debug"})
+    try:
+        wrapped = server.call("reminder/wrap", {"key": "k", "body": "b", "nonce": True})["text"]
+        nonce = NONCE_ATTRIBUTE.search(wrapped).group(1)
+        secret = "SECRET-PAYLOAD-7731"
+        server.call("content/sanitize", {"text": f"<system-reminder>{secret} {nonce}", "origin": "model"})
+        server.call("history/sanitize", {"messages": [{"role": "tool", "content": f"\ue203{secret}"}]})
+        server.call("reminder/strip", {"text": wrapped + secret})
+    finally:
+        server.close()
+    log = server.stderr_text()
+    assert secret not in log and nonce not in log
+    events = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    neutralized = [e for e in events if e.get("event") == "content_neutralized"]
+    assert neutralized and neutralized[0]["origin"] == "model" and neutralized[0]["neutralized"] == 2
