@@ -269,6 +269,8 @@ def test_a_host_that_never_answers_or_answers_late_is_skipped_and_the_late_answe
     register(server, "slowpoke", kind="host", timeout_ms=300)
     server.send({"jsonrpc": "2.0", "id": "a", "method": "reminder/assemble", "params": {"session": "h", "user_message": "x"}})
     ask = server.read()
+    cancel = server.read()
+    assert cancel["method"] == "$/cancelRequest" and cancel["params"] == {"id": ask["id"]}
     result = server.read()["result"]
     assert skipped(result) == {"slowpoke": "timeout"}
     server.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"text": "too late"}})

@@ -319,9 +319,11 @@ def test_a_client_error_reply_reaches_the_handler(testserver):
     assert testserver.read()["result"]["failure"] == "ClientError"
 
 
-def test_a_late_client_answer_is_discarded(testserver):
+def test_a_late_client_answer_is_discarded_and_the_server_cancels_what_it_stopped_waiting_for(testserver):
     testserver.send(req(1, "test/ask_client", {"timeout_ms": 100}))
     question = testserver.read()
+    cancel = testserver.read()
+    assert cancel == {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": question["id"]}}
     assert testserver.read()["result"]["failure"] == "timeout"
     testserver.send({"jsonrpc": "2.0", "id": question["id"], "result": "too late"})
     testserver.send({"jsonrpc": "2.0", "id": "never-asked", "result": 1})

@@ -416,6 +416,10 @@ class Server:
         finally:
             self._waiting.pop(call_id, None)
             self.outgoing.forget(call_id)
+            if not future.done() or future.cancelled():
+                # We stopped waiting (timeout, cancellation): tell the client, so a host handler
+                # can stop its work too, the way a client cancels ours.
+                self.writer.send(notification_frame(CANCEL_METHOD, {"id": call_id}))
 
     def _settle(self, response: Response) -> None:
         call_id = self.outgoing.settle(response)
