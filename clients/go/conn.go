@@ -330,8 +330,12 @@ func (c *Conn) serveRequest(msg *message) {
 			res, err := c.handler.Handle(ctx, &Request{Method: msg.Method, Params: msg.Params, ID: msg.ID})
 			out.Result, out.Error = answerFor(ctx, res, err)
 		}
-		if c.Err() == nil {
-			_ = c.send(out) // a failed write closes the connection; there is no one else to tell
+		if err := c.send(out); err != nil && c.Err() == nil {
+			// The answer could not be encoded or is over the size limit: promptd still gets
+			// exactly one answer rather than waiting for its timeout. (A failed write closes
+			// the connection; then there is no one left to tell.)
+			out.Result, out.Error = nil, NewError(CodeInternalError, "Internal error", map[string]string{"kind": "internal"})
+			_ = c.send(out)
 		}
 	}()
 }

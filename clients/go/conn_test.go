@@ -229,6 +229,31 @@ func TestAProduceRequestTheServerCancelsEndsItsContextAndIsAnsweredCancelled(t *
 	assertSameJSON(t, replyJSON(got), `{"error":{"code":-32800,"message":"Request cancelled","data":{"kind":"cancelled"}}}`)
 }
 
+func TestAHandlerResultThatCannotBeSentIsStillAnsweredOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		result any
+	}{
+		{"not encodable", make(chan int)},
+		{"over the size limit", strings.Repeat("x", 4096)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stream, srv := newFakePeer(t)
+			conn := NewConn(stream, HandlerFunc(func(context.Context, *Request) (any, error) {
+				return tc.result, nil
+			}), ConnOptions{MaxRequestBytes: 1024})
+			defer conn.Close()
+			srv.send(`{"jsonrpc":"2.0","id":"promptd-1","method":"provider/produce","params":{}}`)
+			assertSameJSON(t, replyJSON(srv.next()), `{"error":{"code":-32603,"message":"Internal error","data":{"kind":"internal"}}}`)
+			select {
+			case extra := <-srv.frames:
+				t.Fatalf("a second answer: %+v", extra)
+			case <-time.After(50 * time.Millisecond):
+			}
+		})
+	}
+}
+
 func TestEventsArriveInOrderAndASlowHandlerNeverHoldsUpAnswers(t *testing.T) {
 	release := make(chan struct{})
 	events := make(chan Event, 16)

@@ -62,9 +62,18 @@ type fakeServer struct {
 // newFake joins a client and a fake server with two in-memory pipes.
 func newFake(t *testing.T, opts Options) (*Client, *fakeServer) {
 	t.Helper()
+	stream, srv := newFakePeer(t)
+	client := NewClient(stream, opts)
+	t.Cleanup(func() { client.Close(context.Background()) })
+	return client, srv
+}
+
+// newFakePeer returns the client's end of an in-memory connection and the fake server at the
+// other end.
+func newFakePeer(t *testing.T) (*LineStream, *fakeServer) {
+	t.Helper()
 	toServerR, toServerW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
-	client := NewClient(NewLineStream(toClientR, toServerW, 0), opts)
 	srv := &fakeServer{t: t, stream: NewLineStream(toServerR, toClientW, 0), frames: make(chan message, 64)}
 	go func() {
 		defer close(srv.frames)
@@ -81,11 +90,8 @@ func newFake(t *testing.T, opts Options) (*Client, *fakeServer) {
 			srv.frames <- msg
 		}
 	}()
-	t.Cleanup(func() {
-		client.Close(context.Background())
-		srv.stream.Close()
-	})
-	return client, srv
+	t.Cleanup(func() { srv.stream.Close() })
+	return NewLineStream(toClientR, toServerW, 0), srv
 }
 
 // next is the next frame the client sent.

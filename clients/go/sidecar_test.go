@@ -199,6 +199,43 @@ func TestManyConcurrentCallsEachGetTheirOwnAnswer(t *testing.T) {
 	}
 }
 
+func TestLargeAnswersWrittenWhileThePipeIsFullArriveWhole(t *testing.T) {
+	// Answers of 100 KiB and more fill the pipe, so promptd's writer has to queue the rest of a
+	// frame while other answers are ready: each must still arrive as one whole line.
+	var mu sync.Mutex
+	var broken int
+	client := startSidecar(t, Options{Conn: ConnOptions{Trace: func(dir Direction, frame []byte) {
+		if dir == Received && !json.Valid(frame) {
+			mu.Lock()
+			broken++
+			mu.Unlock()
+		}
+	}}})
+	ctx := testContext(t)
+	const n = 48
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := strings.Repeat("&", 20000+i)
+			res, err := client.ReminderWrap(ctx, ReminderWrapParams{Key: "k", Body: body})
+			if err != nil || !strings.Contains(res.Text, strings.Repeat("&amp;", 20000+i)+"\n") {
+				errs <- fmt.Errorf("call %d: %d chars, %v", i, len(res.Text), err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if broken > 0 {
+		t.Errorf("%d lines from promptd were not whole JSON frames (frames interleaved on the wire)", broken)
+	}
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
 func TestALargeBodyRoundTrips(t *testing.T) {
 	client := startSidecar(t, Options{})
 	body := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
