@@ -328,3 +328,18 @@ def test_a_late_client_answer_is_discarded_and_the_server_cancels_what_it_stoppe
     testserver.send({"jsonrpc": "2.0", "id": question["id"], "result": "too late"})
     testserver.send({"jsonrpc": "2.0", "id": "never-asked", "result": 1})
     assert testserver.call("reminder/keys")
+
+
+def test_a_client_that_reads_slowly_gets_every_frame_whole_and_in_order(served):
+    # Enough pipelined answers to fill the pipe, so the writer thread's backlog path and direct
+    # writes from the loop take turns.
+    count = 3000
+    body = "y" * 500
+    served.send_raw(b"".join(json.dumps(req(n, "reminder/wrap", {"key": "k", "body": body})).encode() + b"\n" for n in range(count)))
+    time.sleep(0.5)
+    seen = []
+    for _ in range(count):
+        frame = served.read()
+        assert frame["result"]["text"] == f'<system-reminder key="k">\n{body}\n</system-reminder>'
+        seen.append(frame["id"])
+    assert sorted(seen) == list(range(count))

@@ -77,6 +77,7 @@ class FrameWriter:
         self._wake = threading.Condition(self._lock)
         self._closing = False
         self._broken = False
+        self._draining = False
         self._thread = threading.Thread(target=self._run, name="promptd-writer", daemon=True)
         self._thread.start()
 
@@ -85,7 +86,7 @@ class FrameWriter:
         with self._lock:
             if self._broken:
                 return
-            if self._direct and not self._backlog:
+            if self._direct and not self._backlog and not self._draining:
                 data = self._write_some(data)
                 if not data:
                     return
@@ -118,7 +119,11 @@ class FrameWriter:
                     return
                 pending = bytes(self._backlog)
                 self._backlog.clear()
+                # While the thread writes outside the lock, senders must queue, not write.
+                self._draining = True
             self._drain(pending)
+            with self._lock:
+                self._draining = False
 
     def _drain(self, data: bytes) -> None:
         """Writes `data` fully, waiting for the descriptor to take it."""
