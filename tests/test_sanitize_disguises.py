@@ -44,6 +44,7 @@ DISGUISES = [
     ("math_bold_letters", "<𝐬𝐲𝐬𝐭𝐞𝐦-𝐫𝐞𝐦𝐢𝐧𝐝𝐞𝐫>", 1),
     ("circled_letters", "<ⓢⓨⓢⓣⓔⓜ-reminder>", 1),
     ("st_ligature", "<syﬆem-reminder>", 1),
+    ("long_s", "<ſyſtem-reminder>", 1),
     ("fullwidth_close", "＜／ｓｙｓｔｅｍ＿ｒｅｍｉｎｄｅｒ＞", 1),
     # confusable letters from other scripts
     ("cyrillic_letters", "<ѕуѕtеm-rеmіndеr>", 1),
@@ -51,6 +52,7 @@ DISGUISES = [
     ("cyrillic_upper", "<ЅУЅТЕМ-REMINDER>", 1),
     ("small_capitals", "<ꜱʏꜱᴛᴇᴍ-ʀᴇᴍɪɴᴅᴇʀ>", 1),
     ("capital_i_for_l", "<dispIay-trigger>", 1),
+    ("dotless_i", "<dısplay-trigger>", 1),
     ("rn_for_m", "<systern-rerninder>", 1),
     ("cl_for_d", "<clisplay-trigger>", 1),
     ("angle_bracket_homoglyph", "〈system-reminder〉", 1),

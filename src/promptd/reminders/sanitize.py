@@ -55,7 +55,7 @@ def sanitize(text: str, nonce: str | None = None) -> Sanitized:
     if _TAG_CHARACTERS.search(text):
         text, removed = _TAG_CHARACTERS.subn("", text)
         count += removed
-    hits, _ = scan(text)
+    hits = scan(text)
     if hits:
         pieces = []
         last = 0

@@ -23,7 +23,7 @@ INTRODUCERS = {"&": "&", "\uff06": "&", "\ufe60": "&", "%": "%", "\uff05": "%", 
 MAX_NESTING = 4
 
 # The longest HTML5 entity name is 31 characters ("CounterClockwiseContourIntegral").
-_ENTITY = re.compile(r"(?:amp;)*(?:#[xX]0*([0-9a-fA-F]{1,6});?|#0*([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31})(;?))", re.IGNORECASE)
+_ENTITY = re.compile(r"(?:amp;)*(?:#[xX]0*([0-9a-fA-F]{1,6});?|#0*([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31})(;?))", re.IGNORECASE | re.ASCII)
 _PERCENT = re.compile(r"(?:25)*([0-9a-fA-F]{2})")
 _BACKSLASH = re.compile(
     r"\\*(?:u\{0*([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})|([0-7]{1,3})|([/\"'bfnrtv]))"
