@@ -146,7 +146,8 @@ func NewConn(stream ObjectStream, handler Handler, opts ConnOptions) *Conn {
 // ignore it; *json.RawMessage to keep it raw). Numbers inside `any` values decode as
 // json.Number, so large integers survive. An error answer is returned as *Error. When ctx ends
 // first, the call is forgotten, the server is sent $/cancelRequest for it, and ctx.Err() is
-// returned; the server's late answer (-32800 or a result) is discarded.
+// returned; the server's late answer (-32800 or a result) is discarded. (Only the wait is bound
+// to ctx: a request's own write, once started, completes or fails with the stream.)
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -167,8 +168,10 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 			// The answer was delivered while ctx ended; it is the more useful outcome.
 			return decodeAnswer(<-wait, result)
 		}
-		// Best effort: if the connection is gone there is nothing left to cancel.
-		_ = c.Notify(context.Background(), CancelMethod, map[string]int64{"id": id})
+		// Sent from its own goroutine so that a server which has stopped reading cannot hold
+		// the caller past its context; best effort, since a closed connection has nothing left
+		// to cancel.
+		go func() { _ = c.Notify(context.Background(), CancelMethod, map[string]int64{"id": id}) }()
 		return ctx.Err()
 	}
 }

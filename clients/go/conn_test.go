@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -89,6 +90,42 @@ func TestACallWhoseContextEndsIsForgottenAndTheServerIsToldWhichRequest(t *testi
 			}
 		})
 	}
+}
+
+func TestACancelledCallReturnsAtOnceEvenWhenTheServerHasStoppedReading(t *testing.T) {
+	stream, srv := newFakePeer(t)
+	stuck := &stallingStream{ObjectStream: stream, writesLeft: 1, release: make(chan struct{})}
+	defer close(stuck.release)
+	conn := NewConn(stuck, nil, ConnOptions{})
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- conn.Call(ctx, "slow", nil, nil) }()
+	srv.next() // the request is out; every later write now blocks
+	cancel()
+	if err := waitErr(t, done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// stallingStream lets a number of writes through, then blocks writers until released, like a
+// pipe whose reader has stopped reading.
+type stallingStream struct {
+	ObjectStream
+	mu         sync.Mutex
+	writesLeft int
+	release    chan struct{}
+}
+
+func (s *stallingStream) WriteObject(frame []byte) error {
+	s.mu.Lock()
+	ok := s.writesLeft > 0
+	s.writesLeft--
+	s.mu.Unlock()
+	if !ok {
+		<-s.release
+	}
+	return s.ObjectStream.WriteObject(frame)
 }
 
 func TestACallWithAnAlreadyEndedContextSendsNothing(t *testing.T) {

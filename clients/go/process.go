@@ -26,7 +26,8 @@ type ProcessOptions struct {
 	Dir string
 	// Stderr receives promptd's JSON-line logs (nil: discarded).
 	Stderr io.Writer
-	// Grace is how long each step of Close waits (default DefaultGrace).
+	// Grace is how long each step of Close waits for the process to end before the next one
+	// (default DefaultGrace); the first step, shutdown then exit, gets two.
 	Grace time.Duration
 	// MaxResponseBytes bounds one incoming frame (default DefaultMaxResponseBytes).
 	MaxResponseBytes int
@@ -181,26 +182,31 @@ func (c *Client) Exited() <-chan struct{} {
 func (p *process) stop(ctx context.Context, conn *Conn) (Stage, error) {
 	if conn.Err() != nil {
 		// The connection is gone: most likely the process ended by itself and is being reaped.
-		if p.wait(ctx) {
+		if p.wait(ctx, p.grace) {
 			return p.outcome(StageNone)
 		}
 	} else {
-		step, cancel := context.WithTimeout(ctx, p.grace)
-		// The answer does not matter: if shutdown fails, exit still ends the process (with
-		// status 1), and the steps below cover a server that does neither.
-		_ = conn.Call(step, "shutdown", nil, nil)
-		cancel()
-		_ = conn.Notify(ctx, "exit", nil)
-		if p.wait(ctx) {
+		// On a goroutine of its own: a server that has stopped reading would block these writes,
+		// and closing its stdin below is what unblocks them.
+		go func() {
+			step, cancel := context.WithTimeout(ctx, p.grace)
+			// The answer does not matter: if shutdown fails, exit still ends the process (with
+			// status 1), and the steps below cover a server that does neither.
+			_ = conn.Call(step, "shutdown", nil, nil)
+			cancel()
+			_ = conn.Notify(ctx, "exit", nil)
+		}()
+		// One grace period for shutdown's answer (promptd drains first), one for exit.
+		if p.wait(ctx, 2*p.grace) {
 			return p.outcome(StageExit)
 		}
 	}
 	p.stdin.Close()
-	if p.wait(ctx) {
+	if p.wait(ctx, p.grace) {
 		return p.outcome(StageStdinClosed)
 	}
 	// SIGTERM does not exist on Windows; Signal fails there and the next step kills.
-	if ctx.Err() == nil && p.cmd.Process.Signal(syscall.SIGTERM) == nil && p.wait(ctx) {
+	if ctx.Err() == nil && p.cmd.Process.Signal(syscall.SIGTERM) == nil && p.wait(ctx, p.grace) {
 		return p.outcome(StageTerminated)
 	}
 	_ = p.cmd.Process.Kill()
@@ -217,9 +223,9 @@ func (p *process) ended() bool {
 	}
 }
 
-// wait waits up to the grace period for the process to end; false if it has not.
-func (p *process) wait(ctx context.Context) bool {
-	timer := time.NewTimer(p.grace)
+// wait waits up to d for the process to end; false if it has not.
+func (p *process) wait(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-p.exited:

@@ -37,7 +37,7 @@ func TestCloseEscalatesOnlyAsFarAsTheProcessMakesItGo(t *testing.T) {
 				Args: []string{"-test.run=^TestHelperProcess$", "--"},
 				// Under -race a process sleeps 1 s at exit by default, which would blur the steps.
 				Env:   append(os.Environ(), helperEnv+"="+tc.mode, "GORACE=atexit_sleep_ms=0"),
-				Grace: time.Second,
+				Grace: 500 * time.Millisecond,
 			}})
 			if err != nil {
 				t.Fatal(err)
