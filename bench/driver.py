@@ -16,13 +16,16 @@ import orjson
 class Peer:
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
+        # Buffered pipes: an unbuffered readline reads one byte per system call, which would make
+        # large answers look slow for reasons of the driver's own.
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.next_id = 0
 
     def send(self, method: str, params: Any) -> None:
         self.next_id += 1
         assert self.proc.stdin is not None
         self.proc.stdin.write(orjson.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}) + b"\n")
+        self.proc.stdin.flush()
 
     def recv(self) -> Any:
         assert self.proc.stdout is not None
@@ -92,6 +95,7 @@ def pipelined(argv: list[str], count: int, env: dict[str, str] | None = None) ->
     def write() -> None:
         assert peer.proc.stdin is not None
         peer.proc.stdin.write(payload)
+        peer.proc.stdin.flush()
 
     writer = threading.Thread(target=write)
     writer.start()

@@ -47,9 +47,12 @@ class HostChannel(Protocol):
 
 
 Producer = Callable[[ProviderSpec, ProviderView, HostChannel, float], Awaitable[str | None]]
+# Instant producers only read the view: no I/O, nothing to wait for, so they run without a task
+# or a timer (a task per provider was most of the cost of assembling many static providers).
+InstantProducer = Callable[[ProviderSpec, ProviderView], str | None]
 
 
-async def produce_static(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+def produce_static(spec: ProviderSpec, view: ProviderView) -> str | None:
     return spec.text or None
 
 
@@ -139,15 +142,15 @@ def changed(view: ProviderView, key: str, text: str | None) -> str | None:
     return text
 
 
-async def builtin_cwd(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+def builtin_cwd(spec: ProviderSpec, view: ProviderView) -> str | None:
     return changed(view, spec.key, f"Working directory: {view.cwd}" if view.cwd else None)
 
 
-async def builtin_date(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+def builtin_date(spec: ProviderSpec, view: ProviderView) -> str | None:
     return changed(view, spec.key, f"Today's date: {view.date}" if view.date else None)
 
 
-async def builtin_env(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+def builtin_env(spec: ProviderSpec, view: ProviderView) -> str | None:
     lines = []
     if view.os_name:
         lines.append(f"Operating system: {view.os_name}")
@@ -195,20 +198,20 @@ def read_project_memory(cwd: Path, max_chars: int) -> str | None:
     return text or None
 
 
-async def builtin_file_modified(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+def builtin_file_modified(spec: ProviderSpec, view: ProviderView) -> str | None:
     if not view.modified_files:
         return None
     listed = "\n".join(f"- {path}" for path in view.modified_files)
     return f"These files were changed outside the agent since it last read them; read them again before relying on their contents:\n{listed}"
 
 
-async def builtin_todo_nudge(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+def builtin_todo_nudge(spec: ProviderSpec, view: ProviderView) -> str | None:
     from promptd.todos import nudge_text
 
     return nudge_text(view)
 
 
-PRODUCERS: dict[Kind, Producer] = {
+PRODUCERS: dict[Kind, Producer | InstantProducer] = {
     Kind.STATIC: produce_static,
     Kind.FILE: produce_file,
     Kind.COMMAND: produce_command,
@@ -217,7 +220,7 @@ PRODUCERS: dict[Kind, Producer] = {
 
 # Built-in providers, in their registration order. Each yields nothing until the host has given
 # it data; config can switch each off.
-BUILTINS: list[tuple[ProviderSpec, Producer, str]] = [
+BUILTINS: list[tuple[ProviderSpec, Producer | InstantProducer, str]] = [
     (ProviderSpec("session.cwd", Scope.GLOBAL, Kind.BUILTIN, "session.cwd"), builtin_cwd, "session_metadata"),
     (ProviderSpec("session.date", Scope.GLOBAL, Kind.BUILTIN, "session.date"), builtin_date, "session_metadata"),
     (ProviderSpec("session.env", Scope.GLOBAL, Kind.BUILTIN, "session.env"), builtin_env, "session_metadata"),

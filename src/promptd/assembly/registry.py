@@ -3,12 +3,13 @@ each kept in registration order (which is their priority)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from promptd.assembly.model import Kind, ProviderSpec, Scope
-from promptd.assembly.providers import BUILTINS, PRODUCERS, Producer
+from promptd.assembly.providers import BUILTINS, PRODUCERS, InstantProducer, Producer
 from promptd.errors import InvalidProvider, ProviderExists, UnknownProvider
 from promptd.reminders.format import KEY_PATTERN
 
@@ -18,8 +19,12 @@ REQUIRED_FIELD = {Kind.STATIC: "text", Kind.FILE: "path", Kind.COMMAND: "argv"}
 @dataclass(frozen=True, slots=True)
 class Entry:
     spec: ProviderSpec
-    produce: Producer
+    produce: Producer | InstantProducer
     builtin: bool
+
+    @property
+    def instant(self) -> bool:
+        return not inspect.iscoroutinefunction(self.produce)
 
 
 class ProviderRegistry:
