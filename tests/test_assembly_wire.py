@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import Served
+
 PY = sys.executable
 
 
@@ -388,3 +390,14 @@ def test_the_server_sweeps_expired_spill_files_soon_after_start(spawn, tmp_path)
             break
         time.sleep(0.1)
     assert not stale.exists()
+
+
+def test_providers_declared_at_initialize_are_registered(served):
+    served.call("initialize", {"config": {"reminders": {"providers": [{"name": "from-init", "kind": "static", "scope": "global", "key": "directive", "text": "Declared at initialize."}]}}})
+    assert "Declared at initialize." in assemble(served)["body"]
+    bad = Served()
+    try:
+        reply = bad.request("initialize", {"config": {"reminders": {"providers": [{"name": "x", "kind": "file", "key": "k"}]}}})
+        assert reply["error"]["data"]["kind"] == "invalid_config"
+    finally:
+        bad.close()
