@@ -127,4 +127,6 @@ def test_parsing_adversarial_input_stays_linear():
     nasty = (f"\ue203{NONCE}\n" + '<system-reminder nonce="' + "a" * 200 + '" ') * 20_000
     started = time.perf_counter()
     assert parse(nasty, NONCE) == []
+    # The same openings, each followed by a far-away closing of both kinds.
+    assert parse(nasty + "\ue204</system-reminder>", NONCE) == []
     assert time.perf_counter() - started < 10

@@ -123,13 +123,17 @@ def _same(token: str | None, nonce: str) -> bool:
 def _pua_blocks(text: str, nonce: str) -> list[tuple[Block, bool]]:
     blocks = []
     pos = 0
+    close = -1
     while True:
         m = _PUA_OPEN.search(text, pos)
         if m is None:
             return blocks
-        close = text.find(PUA_CLOSE, m.end())
-        if close < 0:
-            return blocks
+        # The next closing delimiter is looked up again only once the scan has passed it, so a
+        # long run of unclosed openings before one closing delimiter costs one look, not one each.
+        if close < m.end():
+            close = text.find(PUA_CLOSE, m.end())
+            if close < 0:
+                return blocks
         following_open = text.find(PUA_OPEN, m.end(), close)
         if following_open >= 0:
             pos = following_open  # this opening is never closed; try the next one
