@@ -66,3 +66,17 @@ def test_a_truncated_fragment_fills_its_room_exactly_with_its_marker():
 def test_the_body_joins_trigger_and_fragments_with_one_blank_line():
     assert join_body("T", ["a", "b"]) == "T\n\na\n\nb"
     assert join_body(None, ["a"]) == "a"
+
+
+def test_a_cut_that_would_form_a_new_escape_is_cleaned_and_still_fits():
+    from promptd.reminders.sanitize import sanitize
+
+    def marker(shown: int, total: int) -> str:
+        return f"\n[{shown}/{total}]"
+
+    text = "a" * 40 + "&#xE2030;" + "b" * 100
+    for room in range(20, 80):
+        cut = truncate(text, room, marker, lambda t: sanitize(t, "0" * 32).text)
+        if cut is not None:
+            assert len(cut) <= room
+            assert sanitize(cut, "0" * 32).text == cut

@@ -401,3 +401,13 @@ def test_providers_declared_at_initialize_are_registered(served):
         assert reply["error"]["data"]["kind"] == "invalid_config"
     finally:
         bad.close()
+
+
+def test_truncation_inside_an_escape_never_breaks_the_block(quiet):
+    # Nothing but entities, so consecutive budgets cut inside them at every offset.
+    register(quiet, "tricky", text="&#xE2030;" * 400)
+    for budget in range(400, 460):
+        result = assemble(quiet, budget=budget)
+        assert result["fragments"][0]["status"] == "truncated", budget
+        assert len(result["body"]) <= budget
+        assert [b["authenticated"] for b in quiet.call("reminder/parse", {"text": result["text"]})["blocks"]] == [True]

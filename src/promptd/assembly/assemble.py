@@ -3,6 +3,7 @@ wrap through the trusted path, and log what was delivered in the session's curre
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from promptd.assembly import budget as budgeting
@@ -106,7 +107,7 @@ async def assemble(
         fragment, status = placed.fragment, placed.status
         text: str | None = fragment.text
         if status is Status.TRUNCATED:
-            text, result.spill, result.spill_failure = truncate_and_spill(fragment, source, plan.truncate_room or 0, spill, session.id)
+            text, result.spill, result.spill_failure = truncate_and_spill(fragment, source, plan.truncate_room or 0, spill, session.id, lambda t: sanitize(t, nonce).text)
             if text is None:
                 status = Status.DROPPED
         if status in (Status.DELIVERED, Status.TRUNCATED) and text is not None:
@@ -134,7 +135,7 @@ def join_triggers(parts: tuple[str, ...], nonce: str) -> str | None:
 
 
 def truncate_and_spill(
-    fragment: Fragment, original: Fragment, room: int, spill: SpillStore, session_id: str
+    fragment: Fragment, original: Fragment, room: int, spill: SpillStore, session_id: str, clean: Callable[[str], str]
 ) -> tuple[str | None, Spilled | None, str | None]:
     spilled: Spilled | None = None
     failure: str | None = None
@@ -148,5 +149,5 @@ def truncate_and_spill(
             return f"\n[truncated: showing {shown} of {total} characters]"
         return f"\n[truncated: showing {shown} of {total} characters; the full text is in {spilled.path} (kept for {spilled.retention_hours:g} h)]"
 
-    text = budgeting.truncate(fragment.text, room, marker)
+    text = budgeting.truncate(fragment.text, room, marker, clean)
     return text, spilled, failure

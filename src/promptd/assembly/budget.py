@@ -70,14 +70,20 @@ def plan(fragments: list[Fragment], trigger_markup: str | None, budget: int) -> 
     return Plan(out, trigger, truncate_room)
 
 
-def truncate(text: str, room: int, marker_for: Callable[[int, int], str]) -> str | None:
+def truncate(text: str, room: int, marker_for: Callable[[int, int], str], clean: Callable[[str], str] = lambda t: t) -> str | None:
     """The longest prefix of `text` that fits in `room` together with its marker, or None when not
-    even the marker fits."""
+    even the marker fits. `clean` re-sanitizes the cut head: a cut can end mid-escape and turn it
+    into something new (`&#xE2030;` cut to `&#xE203`), and cleaning may lengthen the head, so the
+    cut is shortened until head and marker fit."""
     total = len(text)
     shown = room - len(marker_for(total, total))
-    if shown <= 0:
-        return None
-    return text[:shown] + marker_for(shown, total)
+    while shown > 0:
+        head = clean(text[:shown])
+        over = len(head) + len(marker_for(shown, total)) - room
+        if over <= 0:
+            return head + marker_for(shown, total)
+        shown -= over
+    return None
 
 
 def join_body(trigger: str | None, texts: list[str]) -> str:
