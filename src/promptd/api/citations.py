@@ -9,8 +9,7 @@ from __future__ import annotations
 from pydantic import ConfigDict, Field
 
 from promptd.api.base import ApiModel
-from promptd.citations.markers import MarkerForm, SegmentType
-from promptd.citations.sources import OpenAction, SourceKind
+from promptd.citations.kinds import MarkerForm, OpenAction, SegmentType, SourceKind
 
 
 class CitationParseParams(ApiModel):

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import StrEnum
+
+from promptd.citations.kinds import MarkerForm, SegmentType
 
 PUA_OPEN = "\ue200"
 PUA_CLOSE = "\ue201"
@@ -55,18 +56,6 @@ _TYPE = re.compile("[A-Za-z][A-Za-z0-9_-]{0,%d}" % (MAX_TYPE_CHARS - 1))
 _ID = re.compile("[^\\s\\x00-\\x1f\\x7f,;\\[\\]\ue200-\ue204\ufffc]+")
 _BLANKS = " \t"
 _SEPARATORS = ",;"
-
-
-class SegmentType(StrEnum):
-    TEXT = "text"
-    CITATION = "citation"
-    MARKER = "marker"
-
-
-class MarkerForm(StrEnum):
-    PUA = "pua"
-    ASCII = "ascii"
-    OBJECT = "object"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,20 +11,9 @@ be understood is described as `invalid`, never an exception.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from urllib.parse import SplitResult, unquote, urlsplit
 
-
-class SourceKind(StrEnum):
-    FILE = "file"
-    WEB = "web"
-    INVALID = "invalid"
-
-
-class OpenAction(StrEnum):
-    NATIVE = "native"
-    CLIPBOARD = "clipboard"
-    BROWSER = "browser"
+from promptd.citations.kinds import OpenAction, SourceKind
 
 
 LINK_ICON = "\U0001f517"  # 🔗 anything that is not a local file

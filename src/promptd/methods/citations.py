@@ -15,12 +15,15 @@ from promptd.api.citations import (
     CitationStripParams,
     CitationStripResult,
 )
-from promptd.citations import export as citation_export
-from promptd.citations import markers, sources
 from promptd.methods.base import Context, Method
+
+# The citation modules compile their regexes when imported; the handlers import them on first use
+# so the server's cold start does not pay for them.
 
 
 def parse(params: CitationParseParams, ctx: Context) -> CitationParseResult:
+    from promptd.citations import markers
+
     parsed = markers.parse(params.text, final=params.final)
     return CitationParseResult(
         segments=[
@@ -32,11 +35,15 @@ def parse(params: CitationParseParams, ctx: Context) -> CitationParseResult:
 
 
 def describe(params: CitationDescribeParams, ctx: Context) -> CitationDescribeResult:
+    from promptd.citations import sources
+
     d = sources.describe(params.url, native_open=params.native_open)
     return CitationDescribeResult(kind=d.kind, label=d.label, icon=d.icon, open=d.open, path=d.path)
 
 
 def export(params: CitationExportParams, ctx: Context) -> CitationExportResult:
+    from promptd.citations import export as citation_export
+
     given = {ident: citation_export.Source(url=s.url, title=s.title) for ident, s in params.sources.items()}
     exported = citation_export.export(params.text, given)
     return CitationExportResult(
@@ -46,6 +53,8 @@ def export(params: CitationExportParams, ctx: Context) -> CitationExportResult:
 
 
 def strip(params: CitationStripParams, ctx: Context) -> CitationStripResult:
+    from promptd.citations import export as citation_export
+
     stripped = citation_export.strip(params.text)
     return CitationStripResult(text=stripped.text, removed=stripped.removed)
 

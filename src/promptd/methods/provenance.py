@@ -21,9 +21,9 @@ from promptd.api.provenance import (
     StripResult,
 )
 from promptd.methods.base import Context, Method
-from promptd.reminders import history, provenance
-from promptd.reminders.sanitize import sanitize as sanitize_text
-from promptd.reminders.sanitize import sanitize_value as sanitize_json
+
+# The sanitizer builds its tables and regexes when imported; the handlers import it on first use
+# so the server's cold start does not pay for it.
 
 
 def _report(ctx: Context, what: str, origin: str, neutralized: int, chars: int | None = None) -> None:
@@ -36,18 +36,24 @@ def _report(ctx: Context, what: str, origin: str, neutralized: int, chars: int |
 
 
 def sanitize(params: SanitizeParams, ctx: Context) -> SanitizeResult:
+    from promptd.reminders.sanitize import sanitize as sanitize_text
+
     cleaned = sanitize_text(params.text, ctx.runtime.nonce)
     _report(ctx, "content/sanitize", params.origin.value, cleaned.neutralized, len(params.text))
     return SanitizeResult(text=cleaned.text, neutralized=cleaned.neutralized)
 
 
 def sanitize_value(params: SanitizeValueParams, ctx: Context) -> SanitizeValueResult:
+    from promptd.reminders.sanitize import sanitize_value as sanitize_json
+
     value, neutralized = sanitize_json(params.value, ctx.runtime.nonce)
     _report(ctx, "content/sanitize_value", params.origin.value, neutralized)
     return SanitizeValueResult(value=value, neutralized=neutralized)
 
 
 def parse(params: ParseParams, ctx: Context) -> ParseResult:
+    from promptd.reminders import provenance
+
     blocks = provenance.parse(params.text, ctx.runtime.nonce)
     return ParseResult(
         blocks=[
@@ -66,10 +72,14 @@ def parse(params: ParseParams, ctx: Context) -> ParseResult:
 
 
 def strip(params: StripParams, ctx: Context) -> StripResult:
+    from promptd.reminders import provenance
+
     return StripResult(text=provenance.strip(params.text, ctx.runtime.nonce))
 
 
 def sanitize_history(params: HistorySanitizeParams, ctx: Context) -> HistorySanitizeResult:
+    from promptd.reminders import history
+
     stored = [history.Message(m.role, m.content) for m in params.messages]
     result = history.sanitize_history(stored, ctx.runtime.nonce)
     if result.neutralized or result.dropped:
