@@ -29,8 +29,11 @@ test-go: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 
+# The protocol document, then the client types generated from it, so they never drift apart.
 protocol: $(STAMP)
 	$(PY) -m promptd.generate protocol
+	$(MAKE) -C clients/node generate
+	$(MAKE) -C clients/go generate
 
 docs: $(STAMP)
 	$(PY) -m promptd.generate docs
