@@ -80,3 +80,25 @@ def test_a_cut_that_would_form_a_new_escape_is_cleaned_and_still_fits():
         if cut is not None:
             assert len(cut) <= room
             assert sanitize(cut, "0" * 32).text == cut
+
+
+def test_the_registry_and_the_file_notices_are_bounded():
+    import pytest
+
+    from conftest import call_in_process
+    from promptd.app import Runtime
+    from promptd.assembly.registry import MAX_PROVIDERS
+    from promptd.config import Config
+    from promptd.methods.assembly import MAX_MODIFIED_FILES
+    from promptd.methods.boundary import RpcFailure
+
+    runtime = Runtime(Config())
+    room = MAX_PROVIDERS - len(runtime.providers.entries())
+    for n in range(room):
+        call_in_process("providers/register", {"name": f"p{n}", "kind": "static", "key": "k", "text": "x"}, runtime)
+    with pytest.raises(RpcFailure) as refused:
+        call_in_process("providers/register", {"name": "one-more", "kind": "static", "key": "k", "text": "x"}, runtime)
+    assert refused.value.data["kind"] == "invalid_provider"
+    call_in_process("session/update", {"session": "s", "modified_files": [f"f{n}" for n in range(MAX_MODIFIED_FILES + 50)]}, runtime)
+    files = runtime.sessions.get("s").modified_files
+    assert len(files) == MAX_MODIFIED_FILES and files[-1] == f"f{MAX_MODIFIED_FILES + 49}"

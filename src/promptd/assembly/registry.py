@@ -13,6 +13,9 @@ from promptd.assembly.providers import BUILTINS, PRODUCERS, InstantProducer, Pro
 from promptd.errors import InvalidProvider, ProviderExists, UnknownProvider
 from promptd.reminders.format import KEY_PATTERN
 
+# Far beyond what fits in one 6,000-character reminder; a bound so a looping host cannot grow the
+# registry (and every turn's work) without limit.
+MAX_PROVIDERS = 256
 REQUIRED_FIELD = {Kind.STATIC: "text", Kind.FILE: "path", Kind.COMMAND: "argv"}
 
 
@@ -38,6 +41,8 @@ class ProviderRegistry:
         check_spec(spec)
         if spec.name in self._entries:
             raise ProviderExists("a provider with this name is already registered", provider=spec.name)
+        if len(self._entries) >= MAX_PROVIDERS:
+            raise InvalidProvider(f"at most {MAX_PROVIDERS} providers can be registered", field="name")
         self._entries[spec.name] = Entry(spec, PRODUCERS[spec.kind], builtin=False)
 
     def unregister(self, name: str) -> None:

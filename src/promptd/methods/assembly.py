@@ -26,6 +26,8 @@ from promptd.methods.base import Context, Method
 from promptd.sessions import complete_turn
 
 PRODUCE_METHOD = "provider/produce"
+# More file notices than a model can use in one reminder anyway; older ones are dropped first.
+MAX_MODIFIED_FILES = 200
 
 
 class PeerHost:
@@ -78,6 +80,9 @@ def update_session(params: SessionUpdateParams, ctx: Context) -> Empty:
     for path in params.modified_files:
         if path not in session.modified_files:
             session.modified_files.append(path)
+    # Keep the most recent notices: a host that reports and never completes a turn cannot grow
+    # a session without bound.
+    del session.modified_files[:-MAX_MODIFIED_FILES]
     return Empty()
 
 
