@@ -4,8 +4,8 @@
 //
 // The typed wrappers (methods.go) and types (types.go) are generated from protocol/openrpc.json
 // by `go generate`; the rest is written by hand, one concept per file: stream.go (line framing),
-// conn.go (JSON-RPC correlation), errors.go, client.go (promptd's callbacks and events),
-// process.go (the child process and its ordered shutdown).
+// conn.go (JSON-RPC correlation), queue.go (notifications in order), errors.go, client.go
+// (promptd's callbacks and events), process.go (the child process and its ordered shutdown).
 package promptd
 
 //go:generate go run ./internal/gen

@@ -24,14 +24,14 @@ func Example() {
 		fmt.Println("start:", err)
 		return
 	}
-	init, err := client.Initialize(ctx, promptd.InitializeParams{
+	hello, err := client.Initialize(ctx, promptd.InitializeParams{
 		ClientInfo: &promptd.ClientInfo{Name: "example"},
 	})
 	if err != nil {
 		fmt.Println("initialize:", err)
 		return
 	}
-	fmt.Println("server:", init.ServerInfo.Name)
+	fmt.Println("server:", hello.ServerInfo.Name)
 
 	wrapped, err := client.ReminderWrap(ctx, promptd.ReminderWrapParams{Key: "session.cwd", Body: "/work & play"})
 	if err != nil {

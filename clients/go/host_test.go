@@ -72,11 +72,13 @@ func TestAHostProviderIsServedThroughProduceWhileAReminderIsAssembled(t *testing
 	}
 }
 
-func TestAHostProviderThatNeverAnswersIsSkippedAndTheEventSaysSo(t *testing.T) {
+func TestAHostProviderThatNeverAnswersIsSkippedCancelledAndTheEventSaysSo(t *testing.T) {
 	events := make(chan Event, 8)
+	gaveUp := make(chan struct{})
 	client := startWithHostProviders(t, Options{
 		Produce: func(ctx context.Context, _ ProduceParams) (ProduceResult, error) {
-			<-ctx.Done() // silent until the connection closes
+			<-ctx.Done() // silent until promptd cancels the request (or the connection closes)
+			close(gaveUp)
 			return ProduceResult{}, ctx.Err()
 		},
 		OnEvent: func(e Event) { events <- e },
@@ -97,6 +99,16 @@ func TestAHostProviderThatNeverAnswersIsSkippedAndTheEventSaysSo(t *testing.T) {
 		}
 	case <-time.After(patience):
 		t.Fatal("no event/provider_skipped arrived")
+	}
+	// promptd sends $/cancelRequest when it stops waiting; the handler's context ends then,
+	// while the connection is still open.
+	select {
+	case <-gaveUp:
+	case <-time.After(patience):
+		t.Fatal("the produce handler's context was not cancelled")
+	}
+	if client.conn.Err() != nil {
+		t.Fatal("the connection closed instead")
 	}
 }
 
