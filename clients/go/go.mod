@@ -1,3 +1,3 @@
 module promptd.local/client
 
-go 1.26.8
+go 1.24
