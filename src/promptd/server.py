@@ -9,19 +9,20 @@ from promptd.methods.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import select
 import signal
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from promptd.app import Runtime
 from promptd.methods import TABLE
 from promptd.methods.base import Context, Method
-from promptd.methods.boundary import RpcFailure, invoke
+from promptd.methods.boundary import RpcFailure, start
 from promptd.rpc import codes
 from promptd.rpc.framing import LineFramer, Oversize
 from promptd.rpc.messages import (
@@ -56,6 +57,14 @@ class ClientError(Exception):
         self.error = error
 
 
+def cancelled_frame(ident: Id) -> dict[str, Any]:
+    return error_frame(ident, codes.REQUEST_CANCELLED, data={"kind": "cancelled"})
+
+
+def failure_frame(ident: Id, failure: RpcFailure) -> dict[str, Any]:
+    return error_frame(ident, failure.code, failure.message, failure.data)
+
+
 class FrameWriter:
     """The single writer of the protocol descriptor.
 
@@ -78,11 +87,28 @@ class FrameWriter:
         self._closing = False
         self._broken = False
         self._draining = False
+        # Frames collected while the loop handles one chunk of input (loop thread only).
+        self._held: list[bytes] | None = None
         self._thread = threading.Thread(target=self._run, name="promptd-writer", daemon=True)
         self._thread.start()
 
+    def hold(self) -> None:
+        """Collects frames instead of writing each: one write for a whole chunk of requests."""
+        self._held = []
+
+    def release(self) -> None:
+        held, self._held = self._held, None
+        if held:
+            self._send_bytes(b"".join(held))
+
     def send(self, frame: Any) -> None:
         data = encode(frame)
+        if self._held is not None:
+            self._held.append(data)
+            return
+        self._send_bytes(data)
+
+    def _send_bytes(self, data: bytes) -> None:
         with self._lock:
             if self._broken:
                 return
@@ -154,6 +180,7 @@ class Server:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._shutdown_requested = False
         self._stopping = False
+        self._cancelling = False
         self._exit_code: int | None = None
         self._done: asyncio.Event
         self._loop: asyncio.AbstractEventLoop
@@ -235,10 +262,14 @@ class Server:
             self._loop.create_task(self._on_eof())
             return
         self.framer.max_line_bytes = self.runtime.config.max_message_bytes
-        for line in self.framer.feed(chunk):
-            self._on_line(line)
-            if self._stopping:
-                return
+        self.writer.hold()
+        try:
+            for line in self.framer.feed(chunk):
+                self._on_line(line)
+                if self._stopping:
+                    return
+        finally:
+            self.writer.release()
         if len(self._tasks) >= MAX_IN_FLIGHT:
             self._pause()
 
@@ -266,8 +297,16 @@ class Server:
         decoded = decode(line)
         if decoded.batch:
             self._spawn(self._answer_batch(decoded.messages))
+            return
+        message = decoded.messages[0]
+        if isinstance(message, Request):
+            self._serve(message)
+        elif isinstance(message, Notification):
+            self._take_notification(message)
+        elif isinstance(message, Response):
+            self._settle(message)
         else:
-            self._spawn(self._answer_one(decoded.messages[0]))
+            self.writer.send(message.frame)
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = self._loop.create_task(coro)
@@ -280,59 +319,98 @@ class Server:
         if len(self._tasks) < MAX_IN_FLIGHT // 2:
             self._resume()
 
-    # ---- one message ---------------------------------------------------------------------
+    # ---- requests ----------------------------------------------------------------------------
 
-    async def _answer_one(self, message: Any) -> None:
-        frame = await self._handle(message)
-        if frame is not None:
-            self.writer.send(frame)
+    def _serve(self, request: Request) -> None:
+        """A request outside a batch: answered inline when its handler answers at once (most
+        methods), by a task of its own when it has to wait."""
+        started = time.perf_counter()
+        outcome = self._begin(request)
+        if isinstance(outcome, dict):
+            self._log_request(request, outcome, started)
+            self.writer.send(outcome)
+            return
+        task = self._spawn(self._finish(request, outcome))
+        self._inflight[request.id] = task
+        task.add_done_callback(functools.partial(self._answered, request.id, outcome))
+
+    def _answered(self, ident: Id, pending: Coroutine[Any, Any, Any], task: asyncio.Task[Any]) -> None:
+        if self._inflight.get(ident) is task:
+            del self._inflight[ident]
+        if task.cancelled():
+            # Cancelled before it ever ran: its handler never started, but it is still answered.
+            pending.close()
+            self.writer.send(cancelled_frame(ident))
+        else:
+            self.writer.send(task.result())
+
+    def _begin(self, request: Request) -> dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]:
+        """Checks and starts a request: its final frame, or a coroutine that finishes it."""
+        if request.id in self._inflight:
+            return error_frame(None, codes.INVALID_REQUEST, "Request id is already in flight", {"kind": "duplicate_id", "id": request.id})
+        method = self.table.get(request.method)
+        if method is None or method.notification:
+            return error_frame(request.id, codes.METHOD_NOT_FOUND, data={"kind": "method_not_found", "method": request.method[:200]})
+        if self._shutdown_requested:
+            return error_frame(request.id, codes.SERVER_SHUT_DOWN, data={"kind": "shut_down"})
+        if self._cancelling:
+            return cancelled_frame(request.id)
+        try:
+            outcome = start(method, request.params, self.context)
+        except RpcFailure as failure:
+            return failure_frame(request.id, failure)
+        if isinstance(outcome, dict):
+            return result_frame(request.id, outcome)
+        return outcome
+
+    async def _finish(self, request: Request, pending: Coroutine[Any, Any, dict[str, Any]]) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            frame = result_frame(request.id, await pending)
+        except RpcFailure as failure:
+            frame = failure_frame(request.id, failure)
+        except asyncio.CancelledError:
+            frame = cancelled_frame(request.id)
+        self._log_request(request, frame, started)
+        return frame
+
+    def _log_request(self, request: Request, frame: dict[str, Any], started: float) -> None:
+        if self.log.enabled("debug"):
+            outcome = frame["error"]["code"] if "error" in frame else "ok"
+            self.log.debug("request", method=request.method[:200], outcome=outcome, elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
 
     async def _answer_batch(self, messages: list[Any]) -> None:
-        frames = await asyncio.gather(*(self._handle(m) for m in messages))
+        frames = await asyncio.gather(*(self._batch_member(m) for m in messages))
         replies = [f for f in frames if f is not None]
         if replies:
             self.writer.send(replies)
 
-    async def _handle(self, message: Any) -> dict[str, Any] | None:
+    async def _batch_member(self, message: Any) -> dict[str, Any] | None:
         if isinstance(message, Invalid):
             return message.frame
         if isinstance(message, Response):
             self._settle(message)
             return None
         if isinstance(message, Notification):
-            await self._notification(message)
+            self._take_notification(message)
             return None
-        return await self._request(message)
-
-    async def _request(self, request: Request) -> dict[str, Any]:
-        if request.id in self._inflight:
-            return error_frame(None, codes.INVALID_REQUEST, "Request id is already in flight", {"kind": "duplicate_id", "id": request.id})
-        method = self.table.get(request.method)
-        if method is None or request.method in (CANCEL_METHOD, "exit"):
-            return error_frame(request.id, codes.METHOD_NOT_FOUND, data={"kind": "method_not_found", "method": request.method[:200]})
-        if self._shutdown_requested:
-            return error_frame(request.id, codes.SERVER_SHUT_DOWN, data={"kind": "shut_down"})
+        outcome = self._begin(message)
+        if isinstance(outcome, dict):
+            return outcome
+        # Each batch member runs in its own task (gather's), registered for cancellation in the
+        # same step that checked its id, so a duplicate cannot slip in between.
         task = asyncio.current_task()
-        assert task is not None  # always inside a task here; not input validation
-        self._inflight[request.id] = task
-        started = time.perf_counter()
+        assert task is not None  # always inside gather's task here; not input validation
+        self._inflight[message.id] = task
         try:
-            result = await invoke(method, request.params, self.context)
-            frame = result_frame(request.id, result)
-            outcome = "ok"
-        except RpcFailure as failure:
-            frame = error_frame(request.id, failure.code, failure.message, failure.data)
-            outcome = str(failure.data.get("kind") if failure.data else failure.code)
-        except asyncio.CancelledError:
-            frame = error_frame(request.id, codes.REQUEST_CANCELLED, data={"kind": "cancelled"})
-            outcome = "cancelled"
+            return await self._finish(message, outcome)
         finally:
-            self._inflight.pop(request.id, None)
-        if self.log.enabled("debug"):
-            self.log.debug("request", method=request.method, outcome=outcome, elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
-        return frame
+            if self._inflight.get(message.id) is task:
+                del self._inflight[message.id]
 
-    async def _notification(self, note: Notification) -> None:
+    # ---- notifications -------------------------------------------------------------------------
+
+    def _take_notification(self, note: Notification) -> None:
         if note.method == CANCEL_METHOD:
             target = note.params.get("id") if isinstance(note.params, dict) else None
             task = self._inflight.get(target) if isinstance(target, (str, int)) and not isinstance(target, bool) else None
@@ -347,10 +425,19 @@ class Server:
             self.log.debug("notification_ignored", method=note.method[:200])
             return
         try:
-            await invoke(method, note.params, self.context)
+            outcome = start(method, note.params, self.context)
         except RpcFailure as failure:
             # A notification is never answered; the failure is only logged (metadata).
             self.log.info("notification_failed", method=note.method, code=failure.code)
+            return
+        if not isinstance(outcome, dict):
+            self._spawn(self._finish_notification(note.method, outcome))
+
+    async def _finish_notification(self, method: str, pending: Coroutine[Any, Any, Any]) -> None:
+        try:
+            await pending
+        except RpcFailure as failure:
+            self.log.info("notification_failed", method=method, code=failure.code)
         except asyncio.CancelledError:
             pass
 
@@ -379,25 +466,29 @@ class Server:
         self._stop(0)
 
     async def _drain(self, deadline: float | None) -> None:
-        """Waits for every running request (up to `deadline` seconds), then cancels the rest, each
-        of which is still answered (-32800)."""
+        """Waits for every running request (up to `deadline` seconds), then cancels the requests
+        still running, each of which is still answered (-32800)."""
         pending = {t for t in self._tasks if t is not asyncio.current_task()}
         if not pending:
             return
         _, late = await asyncio.wait(pending, timeout=deadline)
-        for task in late:
-            task.cancel()
         if late:
+            self._cancel_requests()
             await asyncio.wait(late)
+
+    def _cancel_requests(self) -> None:
+        """Cancels every request in flight and answers any that would start later at once."""
+        self._cancelling = True
+        for task in list(self._inflight.values()):
+            task.cancel()
 
     def _stop(self, code: int) -> None:
         if self._stopping:
             return
         self._stopping = True
         self._exit_code = code
+        self._cancel_requests()
         running = [t for t in self._tasks if t is not asyncio.current_task()]
-        for task in running:
-            task.cancel()
 
         async def finish() -> None:
             if running:
