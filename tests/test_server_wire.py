@@ -343,3 +343,34 @@ def test_a_client_that_reads_slowly_gets_every_frame_whole_and_in_order(served):
         assert frame["result"]["text"] == f'<system-reminder key="k">\n{body}\n</system-reminder>'
         seen.append(frame["id"])
     assert sorted(seen) == list(range(count))
+
+
+def test_a_request_cancelled_in_the_same_chunk_before_it_ever_ran_is_still_answered(testserver):
+    testserver.call("reminder/keys")
+    frames = [req("early", "test/sleep", {"ms": 5000}), {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "early"}}]
+    testserver.send_raw(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
+    reply = testserver.read(timeout=3)
+    assert reply["id"] == "early" and reply["error"]["code"] == CANCELLED
+
+
+def test_exit_in_the_same_chunk_as_requests_still_answers_every_one(testserver):
+    testserver.call("reminder/keys")
+    frames = [req(n, "test/sleep", {"ms": 5000}) for n in range(3)] + [req("quick", "reminder/keys"), {"jsonrpc": "2.0", "method": "exit"}]
+    testserver.send_raw(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
+    answers = {}
+    for _ in range(4):
+        frame = testserver.read(timeout=5)
+        answers[frame["id"]] = frame
+    assert "result" in answers["quick"]
+    assert all(answers[n]["error"]["code"] == CANCELLED for n in range(3))
+    assert testserver.proc.wait(5) == 1
+
+
+def test_a_batch_with_a_waiting_member_is_answered_whole_and_can_be_cancelled(testserver):
+    testserver.call("reminder/keys")
+    testserver.send([req("b1", "test/sleep", {"ms": 5000}), req("b2", "reminder/keys")])
+    time.sleep(0.2)
+    testserver.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "b1"}})
+    reply = testserver.read(timeout=3)
+    by_id = {r["id"]: r for r in reply}
+    assert by_id["b1"]["error"]["code"] == CANCELLED and "result" in by_id["b2"]
