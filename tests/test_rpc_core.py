@@ -124,3 +124,17 @@ def test_domain_modules_never_import_the_wire_layers():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith(("promptd.rpc", "promptd.methods", "promptd.server")), f"{path} imports {node.module}"
+
+
+def test_deep_json_that_also_needs_the_fallback_parser_is_too_deep_not_a_crash():
+    deep = b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":"\\ud800","b":' + b"[" * 1000 + b"]" * 1000 + b"}}"
+    message = decode(deep).messages[0]
+    assert isinstance(message, Invalid) and message.frame["error"]["data"]["kind"] == "too_deep"
+
+
+def test_numbers_read_the_same_whichever_parser_a_line_needs():
+    plain = decode(b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"big":123456789012345678901234567890}}').messages[0]
+    with_surrogate = decode(b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\\ud800","big":123456789012345678901234567890}}').messages[0]
+    assert plain.params["big"] == with_surrogate.params["big"] and isinstance(with_surrogate.params["big"], float)
+    for line in (b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":1e400}}', b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\\ud800","x":1e400}}'):
+        assert decode(line).messages[0].frame["error"]["code"] == codes.PARSE_ERROR

@@ -374,3 +374,44 @@ def test_a_batch_with_a_waiting_member_is_answered_whole_and_can_be_cancelled(te
     reply = testserver.read(timeout=3)
     by_id = {r["id"]: r for r in reply}
     assert by_id["b1"]["error"]["code"] == CANCELLED and "result" in by_id["b2"]
+
+
+def test_two_shutdowns_in_one_chunk_do_not_wait_for_each_other(served):
+    served.send_raw(json.dumps(req("s1", "shutdown")).encode() + b"\n" + json.dumps(req("s2", "shutdown")).encode() + b"\n")
+    answers = {f["id"]: f for f in (served.read(timeout=5), served.read(timeout=5))}
+    assert answers["s1"]["result"] == {} and answers["s2"]["error"]["code"] == SHUT_DOWN
+    served.proc.stdin.close()
+    assert served.proc.wait(5) == 0
+
+
+def test_a_line_that_breaks_the_read_path_is_answered_and_the_next_one_served(served):
+    # Deep enough to exhaust the stdlib parser's stack, and with a lone surrogate so that parser runs.
+    deep = b'{"jsonrpc":"2.0","id":1,"method":"reminder/keys","params":{"a":"\\ud800","b":' + b"[" * 1000 + b"]" * 1000 + b"}}\n"
+    served.send_raw(deep + json.dumps(req(2, "reminder/keys")).encode() + b"\n")
+    first = served.read()
+    assert first["id"] is None and first["error"]["code"] == INVALID
+    assert served.read()["id"] == 2
+
+
+def test_the_writer_reports_congestion_and_room_again(monkeypatch):
+    import os as _os
+    import threading as _threading
+
+    from promptd import server as server_module
+
+    monkeypatch.setattr(server_module, "BACKLOG_HIGH", 256 << 10)
+    monkeypatch.setattr(server_module, "BACKLOG_LOW", 64 << 10)
+    read_end, write_end = _os.pipe()
+    room = _threading.Event()
+    writer = server_module.FrameWriter(write_end, on_room=room.set)
+    frame = {"jsonrpc": "2.0", "id": 1, "result": {"text": "z" * 4000}}
+    for _ in range(200):  # ~800 KiB, far more than a pipe holds
+        writer.send(frame)
+    assert writer.congested()
+    received = 0
+    while not room.is_set():
+        received += len(_os.read(read_end, 1 << 16))
+    assert not writer.congested() and received > 0
+    _os.set_blocking(read_end, False)
+    writer.close(timeout=0.1)
+    _os.close(read_end)

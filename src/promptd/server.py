@@ -16,6 +16,7 @@ import signal
 import stat
 import threading
 import time
+import traceback
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -44,6 +45,10 @@ READ_CHUNK = 1 << 16
 # refusing a well-behaved client.
 MAX_IN_FLIGHT = 1024
 CANCEL_METHOD = "$/cancelRequest"
+# Answers written but not yet read by the client: above the high mark reading pauses, below the
+# low mark it resumes. Bounds memory when a client stops reading yet keeps sending.
+BACKLOG_HIGH = 32 << 20
+BACKLOG_LOW = 8 << 20
 SWEEP_FIRST_DELAY_S = 1.0
 # Retention is counted in hours (24 by default): sweeping hourly keeps files at most an hour late.
 SWEEP_INTERVAL_S = 3600.0
@@ -75,8 +80,10 @@ class FrameWriter:
     writer thread. Either way frames leave in the order they were sent and coalesce under load.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, on_room: Callable[[], None] | None = None) -> None:
         self.fd = fd
+        self._on_room = on_room
+        self._pending_bytes = 0
         mode = os.fstat(fd).st_mode
         self._direct = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
         if self._direct:
@@ -117,7 +124,12 @@ class FrameWriter:
                 if not data:
                     return
             self._backlog += data
+            self._pending_bytes += len(data)
             self._wake.notify()
+
+    def congested(self) -> bool:
+        """More unread answers than the high mark: the reader should stop taking requests."""
+        return self._pending_bytes > BACKLOG_HIGH
 
     def close(self, timeout: float = 5.0) -> None:
         with self._lock:
@@ -150,6 +162,11 @@ class FrameWriter:
             self._drain(pending)
             with self._lock:
                 self._draining = False
+                was_congested = self.congested()
+                self._pending_bytes -= len(pending)
+                room = was_congested and self._pending_bytes <= BACKLOG_LOW
+            if room and self._on_room is not None:
+                self._on_room()
 
     def _drain(self, data: bytes) -> None:
         """Writes `data` fully, waiting for the descriptor to take it."""
@@ -172,7 +189,7 @@ class Server:
         self.log = runtime.log
         self.table = table if table is not None else TABLE
         self.in_fd = in_fd
-        self.writer = FrameWriter(out_fd)
+        self.writer = FrameWriter(out_fd, on_room=self._room_to_write)
         self.framer = LineFramer(runtime.config.max_message_bytes)
         self.outgoing = OutgoingCalls()
         self._waiting: dict[str, asyncio.Future[Any]] = {}
@@ -258,20 +275,28 @@ class Server:
             return
         if not chunk:
             for line in self.framer.close():
-                self._on_line(line)
+                self._on_line_safely(line)
             self._loop.create_task(self._on_eof())
             return
         self.framer.max_line_bytes = self.runtime.config.max_message_bytes
         self.writer.hold()
         try:
             for line in self.framer.feed(chunk):
-                self._on_line(line)
+                self._on_line_safely(line)
                 if self._stopping:
                     return
         finally:
             self.writer.release()
-        if len(self._tasks) >= MAX_IN_FLIGHT:
+        if self._overloaded():
             self._pause()
+
+    def _overloaded(self) -> bool:
+        """Too many requests in flight, or too many answers the client has not read yet. While the
+        server waits for the client's own answers (provider/produce), a full in-flight count does
+        not stop reading: those answers must get through, and the calls are time-boxed."""
+        if self.writer.congested():
+            return True
+        return len(self._tasks) >= MAX_IN_FLIGHT and len(self.outgoing) == 0
 
     def _pause(self) -> None:
         if self._reader is not None:
@@ -281,11 +306,22 @@ class Server:
             self._room.clear()
 
     def _resume(self) -> None:
+        if len(self._tasks) >= MAX_IN_FLIGHT // 2 or self.writer.congested():
+            return
         if self._paused and self._reader is not None:
             self._paused = False
             self._reader.resume_reading()
         elif self._room is not None and not self._room.is_set():
             self._room.set()
+
+    def _on_line_safely(self, line: bytes | Oversize) -> None:
+        """One line's fault stays that line's: it is answered -32603 (id null) and logged, and the
+        lines after it are served."""
+        try:
+            self._on_line(line)
+        except Exception as exc:  # the last guard of the read path: the process never dies on input
+            self.log.error("internal_error", method=None, exception=type(exc).__name__, traceback="".join(traceback.format_exception(exc)))
+            self.writer.send(error_frame(None, codes.INTERNAL_ERROR, data={"kind": "internal"}))
 
     def _on_line(self, line: bytes | Oversize) -> None:
         if isinstance(line, Oversize):
@@ -316,8 +352,14 @@ class Server:
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        if len(self._tasks) < MAX_IN_FLIGHT // 2:
-            self._resume()
+        self._resume()
+
+    def _room_to_write(self) -> None:
+        """Called from the writer thread when its backlog has drained below the low mark."""
+        try:
+            self._loop.call_soon_threadsafe(self._resume)
+        except RuntimeError:
+            pass  # the loop is gone
 
     # ---- requests ----------------------------------------------------------------------------
 
@@ -355,6 +397,10 @@ class Server:
             return error_frame(request.id, codes.SERVER_SHUT_DOWN, data={"kind": "shut_down"})
         if self._cancelling:
             return cancelled_frame(request.id)
+        if method.name == "shutdown":
+            # Marked now, not when its handler first runs: a second shutdown (or any request) in
+            # the same chunk is refused instead of being waited for, which could never end.
+            self._shutdown_requested = True
         try:
             outcome = start(method, request.params, self.context)
         except RpcFailure as failure:

@@ -12,6 +12,7 @@ Defined behaviour for awkward input (all documented in docs/protocol.md):
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -159,17 +160,33 @@ def _loads(line: bytes) -> Any:
         if "recursion" in str(exc).lower():
             raise _TooDeep from exc
         # orjson refuses escaped lone surrogates, which are valid JSON text.
-        return _loads_fallback(line)
+        try:
+            return _loads_fallback(line)
+        except RecursionError as deep:
+            # The stdlib parser recurses: near MAX_DEPTH it can run out of stack first.
+            raise _TooDeep from deep
 
 
 def _loads_fallback(line: bytes) -> Any:
+    """The stdlib parser, made to read numbers the way orjson does, so an answer never depends on
+    which parser a line happened to need."""
     text = line.decode("utf-8")  # invalid UTF-8 raises UnicodeDecodeError, a ValueError
     _check_depth(text)
 
     def refuse_constant(name: str) -> Any:
         raise ValueError(f"{name} is not JSON")
 
-    value = json.loads(text, parse_constant=refuse_constant)
+    def read_float(literal: str) -> float:
+        value = float(literal)
+        if math.isinf(value):
+            raise ValueError("number out of range")  # orjson: "number is infinity"
+        return value
+
+    def read_int(literal: str) -> int | float:
+        value = int(literal)
+        return value if INT64_MIN <= value <= 2**64 - 1 else float(value)
+
+    value = json.loads(text, parse_constant=refuse_constant, parse_float=read_float, parse_int=read_int)
     return _replace_surrogates(value)
 
 
