@@ -289,7 +289,7 @@ def test_events_are_sent_only_to_subscribers(spawn, tmp_path):
     server.call("initialize", {"capabilities": {"events": ["event/provider_skipped", "event/spilled"]}})
     register(server, "gone", kind="file", path=str(tmp_path / "none"))
     register(server, "huge", text="h" * 3000)
-    server.send({"jsonrpc": "2.0", "id": 1, "method": "reminder/assemble", "params": {"session": "e", "user_message": "x", "budget": 200}})
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "reminder/assemble", "params": {"session": "e", "user_message": "x", "budget": 600}})
     frames = [server.read() for _ in range(3)]
     events = {f["method"]: f["params"] for f in frames if "method" in f}
     assert events["event/provider_skipped"]["provider"] == "gone" and events["event/provider_skipped"]["reason"] == "missing"
@@ -411,3 +411,90 @@ def test_truncation_inside_an_escape_never_breaks_the_block(quiet):
         assert result["fragments"][0]["status"] == "truncated", budget
         assert len(result["body"]) <= budget
         assert [b["authenticated"] for b in quiet.call("reminder/parse", {"text": result["text"]})["blocks"]] == [True]
+
+
+def test_a_fragment_too_big_even_for_its_marker_is_dropped_and_nothing_is_spilled(quiet, tmp_path):
+    register(quiet, "huge", text="w" * 5000)
+    result = assemble(quiet, budget=60)
+    assert result["fragments"][0]["status"] == "dropped" and result["text"] == ""
+    assert result["spill"] is None
+    spill_root = tmp_path / "spill"
+    assert not spill_root.exists() or not any(p.is_file() for p in spill_root.rglob("*"))
+
+
+def test_a_command_leaving_a_background_child_does_not_outlive_its_provider(quiet, tmp_path):
+    pid_file = tmp_path / "child"
+    script = f"sleep 30 & echo $! > {pid_file}; echo started"
+    register(quiet, "spawner", kind="command", argv=["/bin/sh", "-c", script], timeout_ms=1500)
+    result = assemble(quiet)
+    assert skipped(result) == {"spawner": "timeout"} or "started" in result["body"]
+    child = int(pid_file.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the command's background child outlived the provider")
+
+
+def test_a_command_with_output_in_several_chunks_is_read_whole(quiet):
+    register(quiet, "chatty", kind="command", argv=[PY, "-c", "import sys, time\nfor n in range(5):\n    print('line', n, 'x' * 20000, flush=True); time.sleep(0.02)"], max_bytes=200_000)
+    body = assemble(quiet, budget=200_000)["body"]
+    assert all(f"line {n}" in body for n in range(5))
+
+
+def test_relative_paths_without_a_session_directory_are_missing_not_read_from_promptds_own(quiet):
+    register(quiet, "rel", kind="file", path="README.md")
+    assert skipped(assemble(quiet)) == {"rel": "missing"}
+
+
+def test_a_huge_file_report_is_linear_and_keeps_the_newest(served):
+    from promptd.methods.assembly import MAX_MODIFIED_FILES
+
+    paths = [f"src/file_{n}.py" for n in range(40_000)]
+    started = time.monotonic()
+    served.call("session/update", {"session": "big", "modified_files": paths})
+    assert time.monotonic() - started < 3
+    body = assemble(served, session="big", budget=100_000)["body"]
+    assert paths[-1] in body and paths[-MAX_MODIFIED_FILES - 1] not in body
+
+
+def test_the_sweep_never_follows_a_folder_swapped_for_a_link(tmp_path):
+    from promptd.assembly.spill import SpillStore
+    from promptd.config import RemindersConfig
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "old.txt"
+    victim.write_text("keep me")
+    os.utime(victim, (0, 0))
+    root = tmp_path / "spill"
+    root.mkdir(mode=0o700)
+    (root / ("a" * 32)).symlink_to(outside)
+    store = SpillStore(RemindersConfig(spill_dir=str(root), spill_retention_hours=1))
+    assert store.sweep() == 0 and victim.exists()
+
+
+def test_a_spill_root_others_can_write_to_is_refused(tmp_path):
+    from promptd.assembly.spill import SpillFailed, SpillStore
+    from promptd.config import RemindersConfig
+
+    root = tmp_path / "shared"
+    root.mkdir()
+    root.chmod(0o777)
+    store = SpillStore(RemindersConfig(spill_dir=str(root)))
+    with pytest.raises(SpillFailed) as refused:
+        store.save("s", "text")
+    assert refused.value.reason == "unsafe_folder"
+
+
+def test_a_failed_initialize_changes_nothing_and_a_later_one_keeps_registered_providers(served):
+    register(served, "early", text="Registered before initialize.")
+    bad = served.request("initialize", {"config": {"todo_gate": {"enabled": True}, "keys": {"extra": [{"key": "bad key", "purpose": "x"}]}}})
+    assert bad["error"]["data"]["kind"] == "invalid_config"
+    gate = served.call("todo/gate", {"session": "s", "prompt_id": "p", "todos": [{"id": "1", "content": "x", "status": "pending"}], "tool_called": False})
+    assert gate["decision"] == "continue"  # the failed initialize did not switch the gate on
+    served.call("initialize", {"config": {"reminders": {"budget_chars": 5000}}})
+    assert "Registered before initialize." in assemble(served)["body"]

@@ -18,7 +18,7 @@ from promptd.errors import ConfigError, PromptdError
 from promptd.logs import Logger
 from promptd.reminders.keys import KeyRegistry
 from promptd.reminders.nonce import new_nonce
-from promptd.sessions import SessionStore
+from promptd.sessions import Session, SessionStore
 
 
 class Runtime:
@@ -49,19 +49,34 @@ class Runtime:
         return self.spill.sweep()
 
     def apply_config(self, overrides: dict[str, Any]) -> None:
-        """Merges `initialize` config over the current one; raises ConfigError."""
+        """Merges `initialize` config over the current one; raises ConfigError and then changes
+        nothing. Providers registered at run time are kept across a rebuild of the registry."""
         if not overrides:
             return
-        previous = self.config
         config = self.config.merged(overrides)
-        providers = self._build_providers(config) if config.reminders != previous.reminders or config.todo_nudge != previous.todo_nudge else None
+        try:
+            keys = self._build_keys(config)
+        except PromptdError as exc:
+            raise ConfigError(f"invalid config at keys.extra: {exc.message}", field="keys.extra") from exc
+        providers = None
+        if config.reminders != self.config.reminders or config.todo_nudge != self.config.todo_nudge:
+            providers = self._build_providers(config)
+            for spec in self.providers.registered_at_run_time():
+                try:
+                    providers.register(spec, at_run_time=True)
+                except PromptdError as exc:
+                    raise ConfigError(f"config conflicts with the registered provider {spec.name}: {exc.message}", field="reminders.providers") from exc
         self.config = config
-        self.keys = self._build_keys(config)
+        self.keys = keys
         self.sessions.config = config.sessions
         if providers is not None:
             self.providers = providers
             self._spill = None
         self.log.set_level(config.log_level)
+
+    def tools_for(self, session: Session) -> dict[str, str]:
+        """The session's own tool set when the host gave one, else initialize's default."""
+        return session.data.tools if session.data.tools is not None else self.default_tools
 
     def wants_event(self, method: str) -> bool:
         if isinstance(self.events, bool):

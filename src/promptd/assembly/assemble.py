@@ -3,8 +3,11 @@ wrap through the trusted path, and log what was delivered in the session's curre
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from promptd.assembly import budget as budgeting
 from promptd.assembly.model import Fragment, Scope, Skip, Status
@@ -16,6 +19,9 @@ from promptd.config import Config
 from promptd.sessions import Session
 
 DIRECTIVE_PROVIDER = "directive"
+# Above this many characters, sanitizing runs in a worker thread (about 5 ms of sanitizer time).
+OFF_LOOP_CHARS = 64 * 1024
+T = TypeVar("T")
 DIRECTIVE_KEY = "directive"
 
 
@@ -47,7 +53,7 @@ class Request:
     budget: int | None = None
 
 
-def view_of(session: Session, request: Request, config: Config, default_tools: dict[str, str]) -> ProviderView:
+def view_of(session: Session, request: Request, config: Config, tools: dict[str, str]) -> ProviderView:
     data = session.data
     counters = session.counters
     return ProviderView(
@@ -58,7 +64,7 @@ def view_of(session: Session, request: Request, config: Config, default_tools: d
         os_name=data.os_name,
         shell=data.shell,
         env=dict(data.env),
-        tools=dict(data.tools if data.tools is not None else default_tools),
+        tools=dict(tools),
         last_delivered=dict(session.last_delivered),
         modified_files=tuple(session.modified_files),
         turns_since_todo_write=counters.turns_since_todo_write,
@@ -77,12 +83,9 @@ async def assemble(
     nonce: str,
     host: HostChannel,
     spill: SpillStore,
-    default_tools: dict[str, str],
+    tools: dict[str, str],
 ) -> Assembled:
-    from promptd.reminders.provenance import trigger_markup, wrap_trusted
-    from promptd.reminders.sanitize import sanitize
-
-    view = view_of(session, request, config, default_tools)
+    view = view_of(session, request, config, tools)
     wanted = [e for e in registry.entries() if e.spec.scope is Scope.GLOBAL or request.user_message.strip()]
     outcomes = await run_providers(wanted, view, host, config.reminders.provider_timeout_ms / 1000)
 
@@ -93,33 +96,62 @@ async def assemble(
             skipped.append(outcome)
         elif outcome is not None:
             raw.append(outcome)
-    clean = [Fragment(f.provider, f.key, sanitize(f.text, nonce).text) for f in raw]
-
-    trigger_text = join_triggers(request.display_trigger, nonce)
-    markup = trigger_markup(trigger_text) if trigger_text else None
     limit = request.budget or config.reminders.budget_chars
-    plan = budgeting.plan(clean, markup, limit)
+    # Sanitizing large fragments and writing a spill file are the slow parts: off the event loop
+    # when they may happen, so one big turn never stalls other requests.
+    size = sum(len(f.text) for f in raw)
+    heavy = size > OFF_LOOP_CHARS or any(len(f.text) > limit for f in raw)
+    finish = functools.partial(fit_and_wrap, raw, request, limit, nonce, config.reminders.style, spill, session.id)
+    result, delivered = await asyncio.to_thread(finish) if heavy else finish()
+    result.skipped = skipped
+    # The delivery log: what this turn delivered under each key (turn/complete reads it). Applied
+    # here, on the loop, never from the worker thread.
+    session.delivered.update(delivered)
+    return result
 
-    result = Assembled(skipped=skipped)
+
+def fit_and_wrap(
+    raw: list[Fragment], request: Request, limit: int, nonce: str, style: str, spill: SpillStore, session_id: str
+) -> tuple[Assembled, dict[str, str]]:
+    """Sanitize, deduplicate, budget, truncate and spill, wrap. Pure but for the spill file."""
+    from promptd.reminders.provenance import trigger_markup, wrap_trusted
+    from promptd.reminders.sanitize import sanitize
+
+    def clean(text: str) -> str:
+        return sanitize(text, nonce).text
+
+    sanitized = [Fragment(f.provider, f.key, clean(f.text)) for f in raw]
+    trigger_text = join_triggers(request.display_trigger, nonce)
+    plan = budgeting.plan(sanitized, trigger_markup(trigger_text) if trigger_text else None, limit)
+
+    result = Assembled()
+    delivered: dict[str, str] = {}
     texts: list[str] = []
-    # plan.placed keeps the order of `clean`, which keeps the order of `raw`.
+    # plan.placed keeps the order of `sanitized`, which keeps the order of `raw`.
     for placed, source in zip(plan.placed, raw, strict=True):
         fragment, status = placed.fragment, placed.status
         text: str | None = fragment.text
         if status is Status.TRUNCATED:
-            text, result.spill, result.spill_failure = truncate_and_spill(fragment, source, plan.truncate_room or 0, spill, session.id, lambda t: sanitize(t, nonce).text)
+            text, result.spill, result.spill_failure = truncate_and_spill(fragment, source, plan.truncate_room or 0, spill, session_id, clean)
             if text is None:
                 status = Status.DROPPED
         if status in (Status.DELIVERED, Status.TRUNCATED) and text is not None:
             texts.append(text)
-            # The delivery log: what this turn delivered under each key (turn/complete reads it).
-            session.delivered[fragment.key] = source.text
+            delivered[fragment.key] = source.text
         result.fragments.append(Report(fragment.provider, fragment.key, len(text) if text is not None else len(fragment.text), status))
     if texts:
         result.display_trigger = trigger_text if plan.trigger else None
         result.body = budgeting.join_body(plan.trigger, texts)
-        result.text = wrap_trusted(result.body, nonce, config.reminders.style)
-    return result
+        result.text = wrap_trusted(result.body, nonce, style)
+    return result, delivered
+
+
+async def off_loop_if_large(size: int, work: Callable[[], T]) -> T:
+    """Runs `work` in a worker thread when its input is large, inline otherwise (a thread hop
+    costs more than small work)."""
+    if size > OFF_LOOP_CHARS:
+        return await asyncio.to_thread(work)
+    return work()
 
 
 def join_triggers(parts: tuple[str, ...], nonce: str) -> str | None:
@@ -150,4 +182,8 @@ def truncate_and_spill(
         return f"\n[truncated: showing {shown} of {total} characters; the full text is in {spilled.path} (kept for {spilled.retention_hours:g} h)]"
 
     text = budgeting.truncate(fragment.text, room, marker, clean)
+    if text is None and spilled is not None:
+        # Not even the marker fits: nothing refers to the file, so it is not kept or reported.
+        spill.discard(spilled)
+        spilled = None
     return text, spilled, failure

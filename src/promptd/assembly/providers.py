@@ -63,7 +63,8 @@ async def produce_file(spec: ProviderSpec, view: ProviderView, host: HostChannel
 
 async def produce_command(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
     assert spec.argv is not None
-    return await run_command(list(spec.argv), spec.max_bytes, cwd=view.cwd if view.cwd and os.path.isdir(view.cwd) else None)
+    # The session's directory, or the root when the host gave none: never promptd's own.
+    return await run_command(list(spec.argv), spec.max_bytes, cwd=view.cwd or "/")
 
 
 async def produce_host(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
@@ -73,10 +74,14 @@ async def produce_host(spec: ProviderSpec, view: ProviderView, host: HostChannel
 
 
 def resolve(path: str, cwd: str | None) -> Path:
+    """A relative path is relative to the session's directory; without one it is missing, never
+    read against promptd's own working directory."""
     candidate = Path(os.path.expanduser(path))
-    if not candidate.is_absolute() and cwd:
-        candidate = Path(cwd) / candidate
-    return candidate
+    if candidate.is_absolute():
+        return candidate
+    if not cwd:
+        raise ProviderSkipped(SkipReason.MISSING, "relative path and no session cwd")
+    return Path(cwd) / candidate
 
 
 def read_capped(path: Path, max_bytes: int) -> str | None:
@@ -92,9 +97,10 @@ def read_capped(path: Path, max_bytes: int) -> str | None:
     return data.decode("utf-8", "replace") or None
 
 
-async def run_command(argv: list[str], max_bytes: int, cwd: str | None = None) -> str | None:
-    """Runs argv (no shell) in a new process group; stdout is the result. A timeout (the caller's
-    wait_for cancelling us) or an oversize output kills the whole group."""
+async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
+    """Runs argv (no shell) in a new process group; stdout is the result. However it ends (output,
+    oversize, error, the caller's timeout), the whole group is killed and the command reaped, so
+    neither it nor a child it left in the background outlives the provider."""
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -104,32 +110,34 @@ async def run_command(argv: list[str], max_bytes: int, cwd: str | None = None) -
             cwd=cwd,
             start_new_session=True,
         )
-    except (FileNotFoundError, PermissionError) as exc:
+    except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
         raise ProviderSkipped(SkipReason.MISSING, type(exc).__name__) from exc
     assert proc.stdout is not None
+    chunks: list[bytes] = []
+    size = 0
     try:
-        data = await proc.stdout.read(max_bytes + 1)
-        if len(data) > max_bytes:
-            raise ProviderSkipped(SkipReason.TOO_LARGE, f"over {max_bytes} bytes")
-        # Drain to EOF so the command is not blocked on a full pipe, then reap it.
-        while await proc.stdout.read(65536):
-            pass
+        while chunk := await proc.stdout.read(65536):
+            size += len(chunk)
+            if size > max_bytes:
+                raise ProviderSkipped(SkipReason.TOO_LARGE, f"over {max_bytes} bytes")
+            chunks.append(chunk)
         code = await proc.wait()
     finally:
-        kill_group(proc)
+        await end_group(proc)
     if code != 0:
         raise ProviderSkipped(SkipReason.ERROR, f"exit status {code}")
-    return data.decode("utf-8", "replace") or None
+    return b"".join(chunks).decode("utf-8", "replace") or None
 
 
-def kill_group(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is not None:
-        return
+async def end_group(proc: asyncio.subprocess.Process) -> None:
     try:
-        # SIGKILL, not SIGTERM: a provider past its time gets no say (it may ignore SIGTERM).
+        # SIGKILL, not SIGTERM: a provider past its time gets no say (it may ignore SIGTERM). Sent
+        # even when the command itself has exited: a child it put in the background is in the group.
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    if proc.returncode is None:
+        await proc.wait()
 
 
 # ---- built-in providers ----------------------------------------------------------------------
@@ -189,9 +197,14 @@ def read_project_memory(cwd: Path, max_chars: int) -> str | None:
     parts = []
     for path in reversed(found):
         try:
-            parts.append(f"Contents of {path}:\n{path.read_text('utf-8', 'replace').strip()}")
-        except OSError:
+            # A UTF-8 character is at most 4 bytes: reading 4x the character cap is always enough,
+            # and a huge file is never read whole.
+            content = read_capped(path, 4 * max_chars)
+        except ProviderSkipped as exc:
+            if exc.reason is SkipReason.TOO_LARGE:
+                raise ProviderSkipped(SkipReason.TOO_LARGE, f"project memory over {max_chars} characters") from exc
             continue
+        parts.append(f"Contents of {path}:\n{(content or '').strip()}")
     text = "\n\n".join(parts)
     if len(text) > max_chars:
         raise ProviderSkipped(SkipReason.TOO_LARGE, f"project memory over {max_chars} characters")

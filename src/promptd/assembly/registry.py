@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from promptd.assembly.model import Kind, ProviderSpec, Scope
@@ -24,10 +24,13 @@ class Entry:
     spec: ProviderSpec
     produce: Producer | InstantProducer
     builtin: bool
+    # Registered with providers/register (not built in, not from config).
+    at_run_time: bool = False
+    # Answered inline (no task, no timer): decided once, at registration.
+    instant: bool = field(init=False)
 
-    @property
-    def instant(self) -> bool:
-        return not inspect.iscoroutinefunction(self.produce)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "instant", not inspect.iscoroutinefunction(self.produce))
 
 
 class ProviderRegistry:
@@ -37,17 +40,20 @@ class ProviderRegistry:
             if switch in enabled_builtins:
                 self._entries[spec.name] = Entry(spec, produce, builtin=True)
 
-    def register(self, spec: ProviderSpec) -> None:
+    def register(self, spec: ProviderSpec, at_run_time: bool = False) -> None:
         check_spec(spec)
         if spec.name in self._entries:
             raise ProviderExists("a provider with this name is already registered", provider=spec.name)
         if len(self._entries) >= MAX_PROVIDERS:
             raise InvalidProvider(f"at most {MAX_PROVIDERS} providers can be registered", field="name")
-        self._entries[spec.name] = Entry(spec, PRODUCERS[spec.kind], builtin=False)
+        self._entries[spec.name] = Entry(spec, PRODUCERS[spec.kind], builtin=False, at_run_time=at_run_time)
 
     def unregister(self, name: str) -> None:
         if self._entries.pop(name, None) is None:
             raise UnknownProvider("no provider with this name", provider=name)
+
+    def registered_at_run_time(self) -> list[ProviderSpec]:
+        return [e.spec for e in self._entries.values() if e.at_run_time]
 
     def entries(self) -> list[Entry]:
         return list(self._entries.values())

@@ -13,7 +13,7 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,20 +51,27 @@ class SpillStore:
         data = text.encode("utf-8", "replace")
         if len(data) > self.max_file:
             raise SpillFailed("file_cap")
+        folder = self.root / session_folder(session_id)
         try:
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            folder = self.root / session_folder(session_id)
-            try:
-                os.mkdir(folder, 0o700)
-            except FileExistsError:
-                pass
-            dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError as exc:
             raise SpillFailed(reason_for(exc)) from exc
         try:
-            info = os.fstat(dir_fd)
-            if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-                raise SpillFailed("unsafe_folder")
+            # The root and the session folder must be ours alone: a folder others can write to
+            # could be emptied, swapped or read by them.
+            check_private(root_fd)
+            try:
+                os.mkdir(folder.name, 0o700, dir_fd=root_fd)
+            except FileExistsError:
+                pass
+            dir_fd = os.open(folder.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root_fd)
+        except OSError as exc:
+            raise SpillFailed(reason_for(exc)) from exc
+        finally:
+            os.close(root_fd)
+        try:
+            check_private(dir_fd)
             if folder_bytes(dir_fd) + len(data) > self.max_session:
                 raise SpillFailed("session_cap")
             if self.total_bytes() + len(data) > self.max_total:
@@ -91,37 +98,74 @@ class SpillStore:
             os.close(dir_fd)
         return Spilled(str(folder / name), self.retention_hours)
 
-    def total_bytes(self) -> int:
-        total = 0
+    def discard(self, spilled: Spilled) -> None:
         try:
-            with os.scandir(self.root) as folders:
-                for entry in folders:
-                    if entry.is_dir(follow_symlinks=False):
-                        total += sum(f.stat(follow_symlinks=False).st_size for f in os.scandir(entry.path) if f.is_file(follow_symlinks=False))
+            os.unlink(spilled.path)
         except OSError:
             pass
+
+    def total_bytes(self) -> int:
+        total = 0
+        for _, _, folder_fd in self._session_folders():
+            try:
+                total += folder_bytes(folder_fd)
+            finally:
+                os.close(folder_fd)
         return total
 
     def sweep(self) -> int:
-        """Removes spill files past retention and folders left empty; returns how many files."""
+        """Removes spill files past retention and folders left empty; returns how many files.
+
+        Every step is relative to a descriptor opened without following links, so a folder swapped
+        for a symbolic link while the sweep runs cannot steer it outside the spill root."""
         cutoff = self._clock() - self.retention_s
         removed = 0
-        try:
-            folders = list(os.scandir(self.root))
-        except OSError:
-            return 0
-        for folder in folders:
-            if not folder.is_dir(follow_symlinks=False):
-                continue
+        for root_fd, name, folder_fd in self._session_folders():
             try:
-                for entry in os.scandir(folder.path):
-                    if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
-                        os.unlink(entry.path)
+                with os.scandir(folder_fd) as entries:
+                    stale = [e.name for e in entries if e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_mtime < cutoff]
+                for entry in stale:
+                    try:
+                        os.unlink(entry, dir_fd=folder_fd)
                         removed += 1
-                os.rmdir(folder.path)  # only succeeds when empty
+                    except OSError:
+                        continue
             except OSError:
                 continue
+            finally:
+                os.close(folder_fd)
+            if stale:
+                try:
+                    os.rmdir(name, dir_fd=root_fd)  # only succeeds when empty
+                except OSError:
+                    pass
         return removed
+
+    def _session_folders(self) -> Iterator[tuple[int, str, int]]:
+        """(root descriptor, name, descriptor) of each session folder, opened with O_NOFOLLOW
+        relative to the root; the caller closes each folder descriptor, the root stays open while
+        the caller handles the folder."""
+        try:
+            root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return
+        try:
+            with os.scandir(root_fd) as entries:
+                names = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+            for name in names:
+                try:
+                    folder_fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root_fd)
+                except OSError:
+                    continue
+                yield root_fd, name, folder_fd
+        finally:
+            os.close(root_fd)
+
+
+def check_private(fd: int) -> None:
+    info = os.fstat(fd)
+    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise SpillFailed("unsafe_folder")
 
 
 def session_folder(session_id: str) -> str:

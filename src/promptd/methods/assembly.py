@@ -20,7 +20,7 @@ from promptd.api.assembly import (
     SpillInfo,
 )
 from promptd.api.base import Empty
-from promptd.assembly.assemble import Assembled, Request, assemble
+from promptd.assembly.assemble import Assembled, Request, assemble, off_loop_if_large
 from promptd.assembly.registry import spec_from_mapping
 from promptd.methods.base import Context, Method
 from promptd.sessions import complete_turn
@@ -47,7 +47,7 @@ class PeerHost:
 
 def register(params: RegisterParams, ctx: Context) -> Empty:
     ctx.runtime.keys.require(params.key)
-    ctx.runtime.providers.register(spec_from_mapping(params.model_dump()))
+    ctx.runtime.providers.register(spec_from_mapping(params.model_dump()), at_run_time=True)
     ctx.runtime.log.info("provider_registered", provider=params.name, kind=params.kind, scope=params.scope)
     return Empty()
 
@@ -77,12 +77,14 @@ def update_session(params: SessionUpdateParams, ctx: Context) -> Empty:
         data.env = dict(params.env)
     if params.tools is not None:
         data.tools = dict(params.tools.by_kind)
-    for path in params.modified_files:
-        if path not in session.modified_files:
-            session.modified_files.append(path)
-    # Keep the most recent notices: a host that reports and never completes a turn cannot grow
-    # a session without bound.
-    del session.modified_files[:-MAX_MODIFIED_FILES]
+    if params.modified_files:
+        # Newest last, each once, at most MAX_MODIFIED_FILES: a host that reports and never
+        # completes a turn cannot grow a session without bound. Linear in the report's size.
+        merged = dict.fromkeys(session.modified_files)
+        for path in params.modified_files[-MAX_MODIFIED_FILES:]:
+            merged.pop(path, None)
+            merged[path] = None
+        session.modified_files = list(merged)[-MAX_MODIFIED_FILES:]
     return Empty()
 
 
@@ -103,7 +105,7 @@ async def run_assembly(params: AssembleParams, ctx: Context) -> AssembleResult:
         nonce=runtime.nonce,
         host=PeerHost(ctx),
         spill=runtime.spill,
-        default_tools=runtime.default_tools,
+        tools=runtime.tools_for(session),
     )
     report(assembled, params.session, ctx)
     return to_result(assembled)
@@ -138,7 +140,7 @@ async def compose(params: AssembleParams, ctx: Context) -> ComposeResult:
     from promptd.reminders.sanitize import sanitize
 
     reminder = await run_assembly(params, ctx)
-    user_text = sanitize(params.user_message, ctx.runtime.nonce).text
+    user_text = await off_loop_if_large(len(params.user_message), lambda: sanitize(params.user_message, ctx.runtime.nonce).text)
     content = f"{user_text}\n\n{reminder.text}" if reminder.text and user_text else (user_text or reminder.text)
     return ComposeResult(content=content, reminder=reminder)
 
@@ -146,7 +148,7 @@ async def compose(params: AssembleParams, ctx: Context) -> ComposeResult:
 def complete(params: CompleteParams, ctx: Context) -> Empty:
     runtime = ctx.runtime
     session = runtime.sessions.get(params.session)
-    tools = session.data.tools if session.data.tools is not None else runtime.default_tools
+    tools = runtime.tools_for(session)
     nudged = "todo.nudge" in session.delivered
     complete_turn(session, params.todo_write, params.tool_calls, tools.get("plan"))
     if nudged:

@@ -33,8 +33,7 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
             oldest = next(iter(session.gate_fires))
             del session.gate_fires[oldest]
             session.gate_exhausted.discard(oldest)
-        tools = session.data.tools if session.data.tools is not None else runtime.default_tools
-        body = gate_text(parts, tools.get("plan"), lambda text: sanitize(text, runtime.nonce).text)
+        body = gate_text(parts, runtime.tools_for(session).get("plan"), lambda text: sanitize(text, runtime.nonce).text)
         reminder = wrap("Open todo items remain", body)
         ctx.emit("event/gate_fired", {"session": params.session, "prompt_id": params.prompt_id, "fires": outcome.fires, "pending": len(parts.pending), "unbacked": len(parts.unbacked)})
         runtime.log.info("gate_fired", fires=outcome.fires, pending=len(parts.pending), unbacked=len(parts.unbacked))
