@@ -92,8 +92,6 @@ class Config(Section):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # How long SIGTERM waits for in-flight requests before cancelling them.
     shutdown_deadline_ms: int = Field(5000, ge=0)
-    # How long a server-to-client request (provider/produce) may take by default.
-    client_call_timeout_ms: int = Field(2000, ge=1)
     reminders: RemindersConfig = Field(default_factory=RemindersConfig)
     keys: KeysConfig = Field(default_factory=KeysConfig)
     todo_gate: TodoGateConfig = Field(default_factory=TodoGateConfig)

@@ -50,11 +50,6 @@ class TemplateRender(PromptdError):
     kind = "template_render"
 
 
-class GuardViolation(PromptdError):
-    code = -32022
-    kind = "guard_violation"
-
-
 class InvalidContext(PromptdError):
     code = -32023
     kind = "invalid_context"
@@ -65,19 +60,9 @@ class VaultLocked(PromptdError):
     kind = "vault_locked"
 
 
-class ProviderError(PromptdError):
-    code = -32040
-    kind = "provider_error"
-
-
 class UnknownProvider(PromptdError):
     code = -32041
     kind = "unknown_provider"
-
-
-class UnknownSession(PromptdError):
-    code = -32050
-    kind = "unknown_session"
 
 
 class ConfigError(PromptdError):
