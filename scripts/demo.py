@@ -35,8 +35,15 @@ SCRIPT: list[tuple[str, str, dict]] = [
 MAX_LINES = 14
 
 
+def visible(text: str) -> str:
+    """Private-use markers (citations U+E200-E202, reminders U+E203/E204) shown by name."""
+    for code in range(0xE200, 0xE205):
+        text = text.replace(chr(code), f"⟦{code:X}⟧")
+    return text
+
+
 def show_text(text: str) -> None:
-    shown = text.replace(PUA_OPEN, "⟦E203⟧").replace(PUA_CLOSE, "⟦E204⟧").splitlines() or [""]
+    shown = visible(text).splitlines() or [""]
     for line in shown[:MAX_LINES]:
         print("   " + line)
     if len(shown) > MAX_LINES:
@@ -57,7 +64,7 @@ def main() -> int:
         reply = json.loads(proc.stdout.readline())
         print(f"== {number}. {title}")
         shown_params = {k: ("<the composed message>" if v == composed and composed else v) for k, v in params.items()}
-        print(f"-> {method} {json.dumps(shown_params, ensure_ascii=False)[:300]}")
+        print(f"-> {method} {visible(json.dumps(shown_params, ensure_ascii=False))[:300]}")
         if "error" in reply:
             error = reply["error"]
             print(f"<- error {error['code']} ({error.get('data', {}).get('kind')}): {error['message']}")
@@ -72,12 +79,12 @@ def main() -> int:
                 show_text(result["text"])
                 rest = {k: v for k, v in result.items() if k != "text"}
                 if rest:
-                    print("   " + json.dumps(rest, ensure_ascii=False)[:300])
+                    print("   " + visible(json.dumps(rest, ensure_ascii=False))[:300])
             elif method == "todo/gate":
                 print(f"<- decision {result['decision']}, fires {result['fires']}; reminder:")
                 show_text(result["reminder"] or "")
             else:
-                print("<- " + json.dumps(result, ensure_ascii=False)[:400])
+                print("<- " + visible(json.dumps(result, ensure_ascii=False))[:400])
         print()
     proc.stdin.write(b'{"jsonrpc":"2.0","id":"bye","method":"shutdown"}\n')
     proc.stdin.flush()
