@@ -3,6 +3,9 @@ sandbox, errors naming template and line, and the compile cache."""
 
 from __future__ import annotations
 
+import time
+import tracemalloc
+
 import pytest
 
 from promptd.errors import TemplateRender, TemplateSyntax
@@ -110,6 +113,186 @@ def test_data_cannot_be_modified_from_a_template(engine):
 def test_runaway_sizes_are_refused(engine, source):
     with pytest.raises(TemplateRender):
         render(engine, source)
+
+
+# -- size bounds: refused before the value exists -----------------------------------------------
+
+# Each vector, unbounded, holds the GIL for seconds or allocates hundreds of MiB before the output
+# check could see it. Bounded, it is refused in milliseconds having allocated next to nothing.
+REFUSAL_SECONDS = 1.0
+REFUSAL_PEAK_BYTES = 64 << 20
+
+
+def assert_refused_quickly(engine, source, variables=TOOLS):
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(TemplateRender) as caught:
+            engine.render(source, variables, "t")
+    finally:
+        elapsed = time.perf_counter() - started
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert caught.value.kind == "template_render" and caught.value.data["error"] == "security"
+    assert elapsed < REFUSAL_SECONDS, f"took {elapsed:.2f} s"
+    assert peak < REFUSAL_PEAK_BYTES, f"allocated {peak >> 20} MiB"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "${{ ((((9**64)**64)**64)**64) }}",
+        "${{ 2 ** 5000 }}",
+        "${{ 10 ** 100000 }}",
+        "${% set n = 9 ** 64 %}${{ n * n * n * n * n * n * n * n * n * n * n * n * n * n * n * n * n * n * n * n * n }}",
+        "${% set ns = namespace(n=3) %}${% for i in range(40) %}${% set ns.n = ns.n * ns.n %}${% endfor %}",
+    ],
+)
+def test_an_integer_power_or_product_too_large_is_refused_before_it_is_computed(engine, source):
+    assert_refused_quickly(engine, source)
+
+
+@pytest.mark.parametrize("source", ["${{ 1e300 ** 2 }}", "${{ 1e308 ** 1.5 }}", "${{ (9 ** 64) ** 50.5 }}"])
+def test_a_float_power_that_overflows_is_a_clean_refusal(engine, source):
+    assert_refused_quickly(engine, source)
+
+
+def test_powers_and_products_of_a_reasonable_size_still_work(engine):
+    assert render(engine, "${{ 2 ** 100 }}") == str(2**100)
+    assert render(engine, "${{ 9 ** 64 }}|${{ (-2) ** 3 }}|${{ 2 ** -1 }}|${{ 4 ** 0.5 }}|${{ 1 ** 100000000 }}") == f"{9**64}|-8|0.5|2.0|1"
+    assert render(engine, "${{ (2 ** 2000) * (2 ** 2000) }}") == str(2**4000)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # printf-style, through the filter and the operator; widths and precisions, given or from *
+        '${{ "%0300000000d"|format(1) }}',
+        '${{ "%s and %0300000000d"|format("a", 1) }}',
+        '${{ "%0300000000d" % 1 }}',
+        '${{ "%*d" % (300000000, 1) }}',
+        '${{ "%.300000000f" % 1.0 }}',
+        '${{ "%(a)0300000000d" % {"a": 1} }}',
+        '${{ ("%(a)3000000d" * 100) % {"a": 1} }}',
+        # str.format and format_map: width, precision, a nested width, and the sum of fields
+        '${{ "{:>300000000}".format(1) }}',
+        '${{ "{:.300000000f}".format(1.0) }}',
+        '${{ "{0:{1}}".format(1, 300000000) }}',
+        '${{ "{a:>300000000}".format_map({"a": 1}) }}',
+        '${{ ("{0:>3000000}" * 100).format(1) }}',
+        # str methods taking widths and counts, however they are reached
+        '${{ "x".ljust(300000000) }}',
+        '${{ "x".rjust(300000000) }}',
+        '${{ "x".center(300000000) }}',
+        '${{ "1".zfill(300000000) }}',
+        '${{ ("x"|attr("ljust"))(300000000) }}',
+        '${{ ("x"|safe).ljust(300000000) }}',
+        '${{ ("x".encode()).ljust(300000000) }}',
+        "${{ (tab * 1000).expandtabs(1000000) }}",
+        '${{ ("x" * 1000000).join(["a"] * 1000) }}',
+        '${{ ("x" * 1000000).replace("x", "y" * 300) }}',
+        '${{ ("ab" * 1000).translate({97: "x" * 300000}) }}',
+        '${{ (1).to_bytes(300000000, "big") }}',
+        # repetition
+        '${{ "x" * 300000000 }}',
+        '${{ ["x" * 1000000] * 1000 }}',
+    ],
+)
+def test_text_operations_over_the_cap_are_refused_before_they_allocate(engine, source):
+    assert_refused_quickly(engine, source, dict(TOOLS, tab="\t"))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '${{ "x"|center(300000000) }}',
+        '${{ ("a\n" * 100000)|indent(1000) }}',
+        '${{ (["a"] * 1000)|join("x" * 1000000) }}',
+        '${{ ("x" * 1000000)|replace("x", "y" * 300) }}',
+        '${{ ("a " * 100000)|wordwrap(1, wrapstring="x" * 3000) }}',
+        "${{ (range(100000)|list)|tojson(1000) }}",
+        "${{ (range(1000)|list)|pprint }}",
+        "${{ [1]|batch(300000000, 0)|list }}",
+        "${{ [1]|slice(300000000)|list|length }}",
+        "${% set ns = namespace(l=[[1] * 100000]) %}${% for i in range(6) %}${% set ns.l = ns.l + ns.l %}${% endfor %}${{ (ns.l|sum(start=[]))|length }}",
+        '${{ ("<" * 1000000)|e }}',
+        "${{ lipsum(1000000) }}",
+    ],
+)
+def test_filters_and_globals_over_the_cap_are_refused_before_they_allocate(engine, source):
+    assert_refused_quickly(engine, source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '${% set ns = namespace(s="x") %}${% for i in range(40) %}${% set ns.s = ns.s ~ ns.s %}${% endfor %}',
+        '${% set ns = namespace(s="x") %}${% for i in range(40) %}${% set ns.s = ns.s + ns.s %}${% endfor %}',
+        "${% set ns = namespace(l=[1]) %}${% for i in range(40) %}${% set ns.l = ns.l + ns.l %}${% endfor %}",
+        '${% macro d(s, n) %}${{ d(s ~ s, n - 1) if n else s|length }}${% endmacro %}${{ d("x", 40) }}',
+    ],
+)
+def test_doubling_a_value_again_and_again_is_refused_at_the_cap(engine, source):
+    assert_refused_quickly(engine, source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # A list of a thousand references to one megabyte of text is small until it becomes text.
+        '${% set ns = namespace(l=["x" * 1000000]) %}${% for i in range(12) %}${% set ns.l = ns.l + ns.l %}${% endfor %}${{ ns.l }}',
+        '${% set ns = namespace(l=["x" * 1000000]) %}${% for i in range(12) %}${% set ns.l = ns.l + ns.l %}${% endfor %}${{ ns.l|string }}',
+        '${% set ns = namespace(l=["x" * 1000000]) %}${% for i in range(12) %}${% set ns.l = ns.l + ns.l %}${% endfor %}${{ "%s" % (ns.l,) }}',
+        '${% set ns = namespace(l=["x" * 1000000]) %}${% for i in range(12) %}${% set ns.l = ns.l + ns.l %}${% endfor %}${{ "{!r}".format(ns.l) }}',
+        '${% set ns = namespace(l=["x" * 1000000]) %}${% for i in range(12) %}${% set ns.l = ns.l + ns.l %}${% endfor %}${{ "" ~ ns.l }}',
+        # Nested lists sharing their halves: 2**40 leaves, 40 distinct lists.
+        '${% macro d(l, n) %}${% if n %}${{ d([l, l], n - 1) }}${% else %}${{ l }}${% endif %}${% endmacro %}${{ d("x", 40) }}',
+    ],
+)
+def test_a_value_whose_text_would_be_over_the_cap_is_refused_before_it_is_written(engine, source):
+    assert_refused_quickly(engine, source)
+
+
+def test_constant_filter_calls_are_not_folded_into_a_huge_value_at_compile_time(engine):
+    # Each piece is under the cap, a hundred of them are not; folding would build and join them
+    # all in the compiler, before any check.
+    assert_refused_quickly(engine, "${{ " + " ~ ".join(['("x"|center(3000000))'] * 100) + " }}")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "${{ [" + ", ".join(["'x'.center(3000000)"] * 100) + "]|length }}",
+        "${% macro m() %}${{ varargs|length }}${% endmacro %}${{ m(" + ", ".join(["'x' * 1000000"] * 100) + ") }}",
+        "${% for i in range(100) %}${% set s = 'x' * 1000000 %}${% endfor %}",
+    ],
+)
+def test_many_values_each_under_the_cap_are_refused_once_a_render_has_built_too_much(engine, source):
+    assert_refused_quickly(engine, source)
+
+
+def test_a_template_assembling_its_text_in_pieces_stays_within_the_render_budget(engine):
+    source = "${% set ns = namespace(s='') %}${% for i in range(1000) %}${% set ns.s = ns.s ~ 'line ' ~ i ~ '\\n' %}${% endfor %}${{ ns.s|length }}"
+    assert int(render(engine, source)) > 8000
+
+
+def test_formatting_and_text_operations_within_the_cap_are_unchanged(engine):
+    cases = {
+        '${{ "%s=%05.1f"|format("pi", 3.14159) }}': "pi=003.1",
+        '${{ "%(a)s-%(b)3d" % {"a": "x", "b": 7} }}': "x-  7",
+        '${{ "%*d|%-4s|%%" % (4, 2, "ab") }}': "   2|ab  |%",
+        '${{ "{:>6}|{:.2f}|{!r}|{:,}".format("ab", 2.0, "q", 1234567) }}': "    ab|2.00|'q'|1,234,567",
+        '${{ "{a}{b:^5}".format_map({"a": 1, "b": "c"}) }}': "1  c  ",
+        '${{ "ab".ljust(4, ".") }}|${{ "7".zfill(3) }}|${{ "x".center(5, "*") }}': "ab..|007|**x**",
+        '${{ ",".join(["a", "b"]) }}|${{ "aXa".replace("X", "yy") }}|${{ "a\tb".expandtabs(4) }}': "a,b|ayya|a   b",
+        '${{ "x"|center(5) }}|${{ [1, 2]|join(", ") }}|${{ "a\nb"|indent(2) }}': "  x  |1, 2|a\n  b",
+        '${{ {"a": [1, 2]}|tojson }}|${{ [1, 2, 3]|batch(2, 0)|list }}|${{ [[1], [2]]|sum(start=[]) }}': '{"a": [1, 2]}|[[1, 2], [3, 0]]|[1, 2]',
+        "${{ 'a' ~ 1 ~ [2] }}|${{ 'ab' * 2 }}|${{ [1] + [2] }}|${{ 7 % 3 }}|${{ 'x' + 'y' }}": "a1[2]|abab|[1, 2]|1|xy",
+    }
+    for source, expected in cases.items():
+        assert render(engine, source) == expected, source
+    assert len(render(engine, "${{ 'x' * 1000000 }}")) == 1000000
+    assert len(render(engine, "${{ ([1] * 100000)|join(',') }}")) == 199999
 
 
 def test_output_beyond_the_cap_is_refused(engine):

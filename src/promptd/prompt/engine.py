@@ -13,22 +13,28 @@ from __future__ import annotations
 
 import operator
 import threading
+import types
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from functools import update_wrapper
 from types import TracebackType
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, Undefined
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.nodes import Concat
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
+from markupsafe import EscapeFormatter, Markup
 
 from promptd.errors import TemplateRender, TemplateSyntax
+from promptd.prompt import limits
+from promptd.prompt.filters import bounded_filters, lipsum
 
 # Rendered output above this is refused: a loop in a caller's template must not be able to grow
 # one prompt until the process runs out of memory. 4 MiB is hundreds of times any real prompt.
-MAX_OUTPUT_CHARS = 4 << 20
-# A `*` or `**` whose result would exceed this is refused for the same reason ('x' * 10**10).
-MAX_OPERAND_CHARS = 1 << 20
+# Every single value a template builds is held to the same cap (limits.py), before it is built.
+MAX_OUTPUT_CHARS = limits.MAX_TEXT_CHARS
 # Compiled templates kept: the three shipped ones plus a working set of callers' custom templates
 # and bodies. Bounded, because those come from callers and could otherwise grow without end.
 CACHE_ENTRIES = 64
@@ -43,15 +49,29 @@ def is_templated(source: str) -> bool:
     return MARKERS[0] in source or MARKERS[1] in source
 
 
+class _Generator(CodeGenerator):
+    """Jinja's code generator, with `~` compiled to PromptEnvironment.join_text so that its size
+    is checked before the operands are joined."""
+
+    def visit_Concat(self, node: Concat, frame: Frame) -> None:
+        self.write("environment.join_text((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
 class PromptEnvironment(ImmutableSandboxedEnvironment):
-    """The sandbox plus two rules of the dialect.
+    """The sandbox plus two rules of the dialect, and size bounds.
 
     Attribute access on a mapping is a key lookup first (so a tool kind named `items` is the tool,
-    not the dict method), and a missing key is undefined (lenient). Sizes of `*` / `**` results and
-    of the whole output are capped.
+    not the dict method), and a missing key is undefined (lenient). Every operation that can build
+    a value much larger than its inputs (operators, `~`, str methods, formatting, filters) is
+    checked against limits.py before it runs, and so is the whole output.
     """
 
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
+    code_generator_class = _Generator
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if isinstance(obj, Mapping):
@@ -68,13 +88,89 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
 
     def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
         if operator_name == "**":
-            if isinstance(left, (int, float)) and isinstance(right, (int, float)) and abs(right) > 64:
-                raise SecurityError("exponent too large")
-            return operator.pow(left, right)
-        for text, count in ((left, right), (right, left)):
-            if isinstance(text, (str, list, tuple)) and isinstance(count, int) and len(text) * count > MAX_OPERAND_CHARS:
-                raise SecurityError("repetition result too large")
-        return operator.mul(left, right)
+            limits.check_power(left, right)
+            try:
+                return operator.pow(left, right)
+            except OverflowError:
+                # A float result out of range (1e300 ** 2, or a huge integer as a float).
+                raise limits.refuse("the result of **") from None
+        if operator_name == "*":
+            limits.check_product(left, right)
+            return operator.mul(left, right)
+        if operator_name == "%":
+            limits.check_percent(left, right)
+            return operator.mod(left, right)
+        limits.check_sum(left, right)
+        return operator.add(left, right)
+
+    def join_text(self, values: tuple[Any, ...]) -> str:
+        """The `~` operator (compiled to this call by _Generator)."""
+        limits.check_concat(values)
+        return "".join(map(str, values))
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - Jinja's signature
+        # Every call a template makes passes here, however it reached the method (attribute,
+        # subscript, the attr filter): bound str, bytes and int methods are checked by name.
+        if isinstance(__obj, (types.BuiltinMethodType, types.MethodType)):
+            owner = getattr(__obj, "__self__", None)
+            name = getattr(__obj, "__name__", "")
+            if isinstance(owner, (str, bytes)):
+                args = limits.check_text_method(owner, name, args, kwargs)
+            elif isinstance(owner, int) or owner is int or owner is bool:
+                limits.check_int_method(owner, name, args, kwargs)
+        return super().call(__context, __obj, *args, **kwargs)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        # Jinja's own wrapper with a formatter that bounds every field and the total (below).
+        if not isinstance(value, (types.MethodType, types.BuiltinMethodType)) or value.__name__ not in ("format", "format_map"):
+            return None
+        owner = value.__self__
+        if not isinstance(owner, str):
+            return None
+        is_format_map = value.__name__ == "format_map"
+        formatter: _BoundedFormatter = _BoundedEscapeFormatter(self, escape=owner.escape) if isinstance(owner, Markup) else _BoundedFormatter(self)
+
+        def wrapper(*args: Any, **kwargs: Any) -> str:
+            if is_format_map:
+                if kwargs:
+                    raise TypeError("format_map() takes no keyword arguments")
+                if len(args) != 1:
+                    raise TypeError(f"format_map() takes exactly one argument ({len(args)} given)")
+                kwargs = args[0]
+                args = ()
+            return type(owner)(formatter.vformat(owner, args, kwargs))
+
+        return update_wrapper(wrapper, value)
+
+
+class _BoundedFormatter(SandboxedFormatter):
+    """str.format in the sandbox, refusing a field (`{:>300000000}`, `{:.300000000f}`, `{!r}` of
+    a huge list) or a total over the cap before the text is built."""
+
+    factor = 1
+    total = 0
+
+    def vformat(self, format_string: str, args: Any, kwargs: Any) -> str:
+        self.total = len(format_string)
+        return super().vformat(format_string, args, kwargs)
+
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        if conversion in ("r", "a"):
+            limits.require(limits.repr_size(value), "a formatted field")
+        elif conversion == "s":
+            limits.require_text(value, "a formatted field")
+        return super().convert_field(value, conversion)
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        size = limits.spec_size(value, format_spec) * self.factor
+        self.total += size
+        limits.require(self.total, "the result of format()", charge=False)
+        limits.require(size, "a formatted field")
+        return super().format_field(value, format_spec)
+
+
+class _BoundedEscapeFormatter(_BoundedFormatter, EscapeFormatter):
+    factor = limits.ESCAPE_FACTOR
 
 
 def _concat(chunks: Iterable[str]) -> str:
@@ -90,7 +186,10 @@ def _concat(chunks: Iterable[str]) -> str:
 
 def _finalize(value: Any) -> Any:
     # An unset optional value renders as empty text, never as the word "None".
-    return "" if value is None else value
+    if value is None:
+        return ""
+    limits.require_text(value, "an output value")
+    return value
 
 
 def _build_environment() -> PromptEnvironment:
@@ -114,6 +213,8 @@ def _build_environment() -> PromptEnvironment:
         auto_reload=False,
     )
     env.concat = _concat  # type: ignore[method-assign]
+    env.filters = bounded_filters(env.filters)
+    env.globals["lipsum"] = lipsum
     return env
 
 
@@ -176,7 +277,8 @@ class Engine:
             return source
         template = self.compile(source, name, cache=cache)
         try:
-            return template.render(variables)
+            with limits.render_budget():
+                return template.render(variables)
         except Exception as exc:  # noqa: BLE001 - whatever a template does wrong is a render error
             # Besides Jinja's own errors: filters and operators failing on the data (`1 + 'a'`,
             # `1 // 0`, a bad format string). None of them may surface as an internal error.
