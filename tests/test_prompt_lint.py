@@ -63,6 +63,61 @@ def test_unguarded_references_are_reported_with_line_and_column(source, expected
     assert kinds(source) == expected
 
 
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # An alias carries the name to wherever the variable is written.
+        ("${% set t = tools.by_kind.read %}${{ t }}", [(1, 13, "unguarded_tool")]),
+        ("${% set ns = namespace() %}${% set ns.t = tools.by_kind.read %}", [(1, 43, "unguarded_tool")]),
+        ("${% with t = tools.by_kind.read %}${{ t }}${% endwith %}", [(1, 14, "unguarded_tool")]),
+        ("${% for t in [tools.by_kind.read] %}${{ t }}${% endfor %}", [(1, 15, "unguarded_tool")]),
+        ("${% for t in tools.by_kind.read %}${{ t }}${% endfor %}", [(1, 14, "unguarded_tool")]),
+        # Arguments of filters, calls and macros, and macro defaults.
+        ("${{ 'x'|replace('x', tools.by_kind.read) }}", [(1, 22, "unguarded_tool")]),
+        ("${% macro m(a) %}${{ a }}${% endmacro %}${{ m(tools.by_kind.read) }}", [(1, 47, "unguarded_tool")]),
+        ("${% macro m(a=tools.by_kind.read) %}${{ a }}${% endmacro %}", [(1, 15, "unguarded_tool")]),
+        ("${% filter replace('x', tools.by_kind.read) %}x${% endfilter %}", [(1, 25, "unguarded_tool")]),
+        ("${% call(x=tools.by_kind.read) m(tools.by_kind.edit) %}${% endcall %}", [(1, 12, "unguarded_tool"), (1, 34, "unguarded_tool")]),
+        ("${% set t %}${{ tools.by_kind.read }}${% endset %}", [(1, 17, "unguarded_tool")]),
+        # On a later line, after a guard that has ended.
+        ("${% if tools.by_kind.read %}ok${% endif %}\n  ${% set t = tools.by_kind.read %}", [(2, 15, "unguarded_tool")]),
+        # The mapping itself, copied or reached indirectly, and a computed key of the namespace.
+        ("${% set t = tools.by_kind %}${{ t.read }}", [(1, 13, "aliased_tools")]),
+        ("${% set t = tools %}${{ t.by_kind.read }}", [(1, 13, "aliased_tools")]),
+        ("${{ (tools|attr('by_kind')).read }}", [(1, 6, "aliased_tools")]),
+        ("${{ (tools.by_kind or {}).read }}", [(1, 6, "aliased_tools")]),
+        ("${{ tools['by_kind'].read }}", [(1, 5, "unguarded_tool")]),
+        ("${% for k in ['by_kind'] %}${{ tools[k].read }}${% endfor %}", [(1, 32, "dynamic_tool")]),
+    ],
+)
+def test_a_tool_name_copied_into_a_variable_loop_or_argument_is_reported(source, expected):
+    assert kinds(source) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "${% if tools.by_kind.read %}${% set t = tools.by_kind.read %}${{ t }}${% endif %}",
+        "${% if tools.by_kind.read %}${% for t in [tools.by_kind.read] %}${{ t }}${% endfor %}${% endif %}",
+        "${% if tools.by_kind.read %}${% with t = tools.by_kind.read %}${{ t }}${% endwith %}${% endif %}",
+        "${% if tools.by_kind.read %}${{ 'x'|replace('x', tools.by_kind.read) }}${% endif %}",
+        "${% macro m(a) %}${{ a }}${% endmacro %}${% if tools.by_kind.read %}${{ m(tools.by_kind.read) }}${% endif %}",
+        "${% if tools.by_kind.read %}${% macro m(a=tools.by_kind.read) %}${{ a }}${% endmacro %}${% endif %}",
+        "${% for t in items if tools.by_kind.read %}${{ tools.by_kind.read }}${% endfor %}",
+        "${% set t = tools.by_kind.read if tools.by_kind.read else 'cat' %}",
+        # Tested only: the value never leaves the condition.
+        "${% set ok = tools.by_kind.read is defined %}${% if ok %}x${% endif %}",
+        "${% if tools.by_kind|length > 2 %}x${% endif %}",
+        # What the mapping becomes through these can no longer be looked up by kind.
+        "${% for kind, name in tools.by_kind|dictsort %}${{ name }}${% endfor %}",
+        "${% set count = tools.by_kind|length %}${{ count }}",
+        "${% for name in tools.by_kind.values() %}${{ name }}${% endfor %}",
+    ],
+)
+def test_the_guarded_or_tested_forms_of_those_uses_pass(source):
+    assert kinds(source) == []
+
+
 def test_exempt_kinds_need_no_guard():
     assert kinds("${{ tools.by_kind.search }}", exempt=["search"]) == []
     assert kinds("${{ tools.by_kind.search }}") == [(1, 5, "unguarded_tool")]

@@ -425,7 +425,7 @@ type LintViolation struct {
 	Line int64 `json:"line"`
 	// 1-based, in code points
 	Column int64 `json:"column"`
-	// unguarded_tool, dynamic_tool or syntax
+	// unguarded_tool, dynamic_tool, aliased_tools or syntax
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }

@@ -248,7 +248,7 @@ export interface LintViolation {
   line: number;
   /** 1-based, in code points */
   column: number;
-  /** unguarded_tool, dynamic_tool or syntax */
+  /** unguarded_tool, dynamic_tool, aliased_tools or syntax */
   kind: string;
   message: string;
 }

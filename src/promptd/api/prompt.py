@@ -60,7 +60,7 @@ class LintParams(ApiModel):
 class LintViolation(ApiModel):
     line: int = Field(description="1-based")
     column: int = Field(description="1-based, in code points")
-    kind: str = Field(description="unguarded_tool, dynamic_tool or syntax")
+    kind: str = Field(description="unguarded_tool, dynamic_tool, aliased_tools or syntax")
     message: str
 
 
