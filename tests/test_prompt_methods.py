@@ -4,6 +4,7 @@ and the CLI commands render, lint and vault."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -184,8 +185,6 @@ def test_cli_render_takes_a_body_an_override_flags_and_json_output(tmp_path):
     custom.write_text("Base${% if windows_host %} on Windows${% endif %}")
     result = cli("render", "--body", str(body), "--override", f"custom:{custom}", "--tool", "read=cat", "--param", "edit.old_string=old", "--flag", "windows_host", "--json")
     assert result.returncode == 0, result.stderr
-    import json
-
     parsed = json.loads(result.stdout)
     assert parsed["text"] == "Base on Windows\n\nBody cat old" and parsed["template"] == "custom"
     codex = cli("render", "--override", "codex")
@@ -213,6 +212,30 @@ def test_cli_lint_reports_file_line_and_column_and_fails(tmp_path):
     search.write_text("${{ tools.by_kind.search }}")
     assert cli("lint", str(search)).returncode == 0
     assert cli("lint", "--strict", str(search)).returncode == 1
+
+
+def test_cli_render_runs_the_method_handler_the_server_runs():
+    # The handler logs each render (metadata only) at debug level: the CLI goes through it.
+    result = cli("render", "--tool", "read=cat", env={"PROMPTD_LOG_LEVEL": "debug"})
+    assert result.returncode == 0
+    events = [json.loads(line) for line in result.stderr.decode().splitlines() if line.startswith("{")]
+    assert [(e["template"], e["tool_kinds"]) for e in events if e["event"] == "prompt_rendered"] == [("primary", 1)]
+
+
+def test_cli_failures_carry_the_kind_and_field_the_wire_sends(tmp_path):
+    context = tmp_path / "ctx.json"
+    context.write_text('{"memory_enabled": "yes"}')
+    code, kind, data = failure("prompt/render", {"context": {"memory_enabled": "yes"}})
+    result = cli("render", "--context", str(context))
+    assert result.returncode == 1
+    assert result.stderr.decode().rstrip().endswith(f"[field {data['field']}] ({kind})")
+
+
+def test_the_prompt_commands_live_in_the_entry_layer_not_in_the_domain_package():
+    import importlib.util
+
+    assert importlib.util.find_spec("promptd.prompt.commands") is None
+    assert importlib.util.find_spec("promptd.cli_prompt") is not None
 
 
 def test_cli_lint_passes_the_shipped_templates():

@@ -39,9 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("params", nargs="?", default="{}", help="params as a JSON object (default {})")
     commands.add_parser("keys", help="list the reserved reminder keys")
     commands.add_parser("version", help="print the version")
-    from promptd.prompt import commands as prompt_commands
+    from promptd import cli_prompt
 
-    prompt_commands.add_commands(commands)
+    cli_prompt.add_commands(commands)
     return parser
 
 

@@ -1,14 +1,17 @@
 """CLI commands of the prompt pipeline: render, lint, vault.
 
-Entry layer, kept free of promptd.methods (this package is domain code): `promptd render` and
-`promptd lint` validate their input with the same API models the server uses and call the same
-domain functions, so a context or template behaves identically from the CLI and over the wire.
+Entry layer (registered by cli.py). `promptd render` and `promptd lint` build the params of
+`prompt/render` and `prompt/lint` from files and flags, then run those methods from the method
+table through the same boundary the server uses (promptd.methods.boundary.invoke): one
+validation, one handler, one error shape, so a context or template behaves identically from the
+CLI and over the wire. `promptd vault` has no method; it calls the vault module directly.
 jinja2 and cryptography are imported only when one of these commands runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Mapping
@@ -89,7 +92,8 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
         return _failure("render", exc.message, exc.kind)
     except _Usage as exc:
         return _usage(str(exc))
-    result = _invoke(config, "prompt/render", params)
+    ctx = _context(config, "render")
+    result = None if ctx is None else _invoke(ctx, "prompt/render", params)
     if result is None:
         return EXIT_FAILURE
     if args.json:
@@ -107,6 +111,9 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
 
 def run_lint(config: Any, args: argparse.Namespace) -> int:
     exempt = [] if args.strict else args.exempt
+    ctx = _context(config, "lint")
+    if ctx is None:
+        return EXIT_FAILURE
     failed = False
     for name in args.files:
         try:
@@ -118,7 +125,7 @@ def run_lint(config: Any, args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"template": template}
         if exempt is not None:
             params["exempt_kinds"] = exempt
-        result = _invoke(config, "prompt/lint", params)
+        result = _invoke(ctx, "prompt/lint", params)
         if result is None:
             return EXIT_FAILURE
         for v in result["violations"]:
@@ -209,37 +216,38 @@ class _Usage(Exception):
     pass
 
 
-def _invoke(config: Any, method: str, params: dict[str, Any]) -> Any:
-    """Validates `params` with the method's API model and runs the domain function behind it, as
-    the method handler does; prints the error and returns None on failure."""
-    from pydantic import ValidationError
+def _context(config: Any, command: str) -> Any:
+    """The in-process call context `promptd call` also uses (a runtime, no peer); None, with the
+    failure printed, when the configuration cannot make a runtime."""
+    from promptd.app import Runtime
+    from promptd.errors import ConfigError
+    from promptd.methods.base import Context, NoLifecycle, NoPeer
 
-    from promptd.api.prompt import LintParams, RenderParams
-    from promptd.errors import PromptdError
-    from promptd.prompt import lint, pipeline, vault
-
-    command = method.split("/")[1]
     try:
-        if method == "prompt/render":
-            request = RenderParams.model_validate(params)
-            tools = request.tools.by_kind if request.tools is not None else {}
-            rendered = pipeline.render(
-                request.context, tools, request.params, request.flags, open_vault=lambda: vault.vault_for(config.vault, os.environ)
-            )
-            return {"text": rendered.text, "template": rendered.template, "sha256": rendered.sha256, "chars": rendered.chars}
-        checked = LintParams.model_validate(params)
-        exempt = checked.exempt_kinds if checked.exempt_kinds is not None else config.prompt.exempt_kinds
-        found = lint.lint(checked.template, exempt)
-        return {"violations": [{"line": v.line, "column": v.column, "kind": v.kind, "message": v.message} for v in found]}
-    except PromptdError as exc:
+        runtime = Runtime(config)
+    except ConfigError as exc:
         _failure(command, exc.message, exc.kind, exc.to_data())
-    except ValidationError as exc:
-        errors = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors(include_url=False, include_input=False)]
-        _failure(command, "invalid arguments", "invalid_params", {"errors": errors})
-    return None
+        return None
+    return Context(runtime=runtime, peer=NoPeer(), lifecycle=NoLifecycle())
+
+
+def _invoke(ctx: Any, method: str, params: dict[str, Any]) -> Any:
+    """Runs `method` from the method table through the wire's boundary and returns its serialized
+    result; prints the failure (the RpcFailure the wire would send) and returns None."""
+    from promptd.methods import TABLE
+    from promptd.methods.boundary import RpcFailure, invoke
+
+    try:
+        return asyncio.run(invoke(TABLE[method], params, ctx))
+    except RpcFailure as failure:
+        data = failure.data or {}
+        _failure(method.split("/")[1], failure.message, str(data.get("kind", "error")), data)
+        return None
 
 
 def _failure(command: str, message: str, kind: str, data: Mapping[str, Any] | None = None) -> int:
+    """One line on stderr: the message, the field or the cleaned validation errors
+    (boundary.clean_errors), and the error kind."""
     where = ""
     if data and data.get("field"):
         where = f" [field {data['field']}]"
