@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from promptd.text import one_line
+
 
 def nudge_due(turns_since_todo_write: int, turns_since_nudge: int | None, every: int, spacing: int) -> bool:
     """Due once `every` turns have passed without a todo write and at least `spacing` turns since
@@ -92,17 +94,12 @@ def decide(todos: list[Todo], backing_task_count: int, tool_called: bool, fires_
     return GateOutcome(Decision.NUDGE, fires_so_far + 1, False, parts)
 
 
-def one_line(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= MAX_ITEM_CHARS else flat[: MAX_ITEM_CHARS - 1] + "…"
-
-
 def gate_text(parts: Partition, plan_tool: str | None, clean: Callable[[str], str]) -> str:
     """The reminder for a fire. `clean` sanitizes model-written todo text; nothing here is a
     template, so `${{ }}` in a todo stays literal text."""
     lines = ["You ended the turn without a tool call, but the todo list still has open work:"]
-    lines += [f"- [in progress] {clean(one_line(t.content))}" for t in parts.unbacked]
-    lines += [f"- [pending] {clean(one_line(t.content))}" for t in parts.pending]
+    lines += [f"- [in progress] {clean(one_line(t.content, MAX_ITEM_CHARS))}" for t in parts.unbacked]
+    lines += [f"- [pending] {clean(one_line(t.content, MAX_ITEM_CHARS))}" for t in parts.pending]
     update = f"update it with {plan_tool}" if plan_tool else "update the todo list"
     lines.append(f"Continue with the next item, or, if an item is finished or no longer needed, {update} before you stop.")
     return "\n".join(lines)
