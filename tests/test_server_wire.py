@@ -408,9 +408,14 @@ def test_the_writer_reports_congestion_and_room_again(monkeypatch):
     for _ in range(200):  # ~800 KiB, far more than a pipe holds
         writer.send(frame)
     assert writer.congested()
+    import select as _select
+
     received = 0
+    deadline = time.monotonic() + 20
     while not room.is_set():
-        received += len(_os.read(read_end, 1 << 16))
+        assert time.monotonic() < deadline, "the writer never reported room"
+        if _select.select([read_end], [], [], 0.1)[0]:
+            received += len(_os.read(read_end, 1 << 16))
     assert not writer.congested() and received > 0
     _os.set_blocking(read_end, False)
     writer.close(timeout=0.1)

@@ -84,6 +84,7 @@ class FrameWriter:
         self.fd = fd
         self._on_room = on_room
         self._pending_bytes = 0
+        self._over_high = False
         mode = os.fstat(fd).st_mode
         self._direct = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
         if self._direct:
@@ -125,11 +126,16 @@ class FrameWriter:
                     return
             self._backlog += data
             self._pending_bytes += len(data)
+            if self._pending_bytes > BACKLOG_HIGH:
+                # Sticky until the backlog falls below the low mark, however the thread's drains
+                # happen to be cut: the reader paused on it waits for that one signal.
+                self._over_high = True
             self._wake.notify()
 
     def congested(self) -> bool:
-        """More unread answers than the high mark: the reader should stop taking requests."""
-        return self._pending_bytes > BACKLOG_HIGH
+        """Unread answers went over the high mark and have not yet fallen below the low mark: the
+        reader should not take requests."""
+        return self._over_high
 
     def close(self, timeout: float = 5.0) -> None:
         with self._lock:
@@ -162,9 +168,10 @@ class FrameWriter:
             self._drain(pending)
             with self._lock:
                 self._draining = False
-                was_congested = self.congested()
                 self._pending_bytes -= len(pending)
-                room = was_congested and self._pending_bytes <= BACKLOG_LOW
+                room = self._over_high and self._pending_bytes <= BACKLOG_LOW
+                if room:
+                    self._over_high = False
             if room and self._on_room is not None:
                 self._on_room()
 
