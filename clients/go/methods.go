@@ -46,7 +46,7 @@ func (c *Client) ContentSanitizeValue(ctx context.Context, params ContentSanitiz
 	return result, err
 }
 
-// HistorySanitize calls "history/sanitize": Makes stored messages safe to reuse: this process's blocks kept, stale ones dropped, the rest sanitized.
+// HistorySanitize calls "history/sanitize": Makes stored messages safe to reuse: a reminder kept only in turn/compose's exact shape, stale ones dropped, the rest sanitized.
 func (c *Client) HistorySanitize(ctx context.Context, params HistorySanitizeParams) (HistorySanitizeResult, error) {
 	var result HistorySanitizeResult
 	err := c.Call(ctx, "history/sanitize", params, &result)

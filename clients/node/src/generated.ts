@@ -781,7 +781,7 @@ export abstract class GeneratedMethods {
     return this.call("content/sanitize_value", params, options);
   }
 
-  /** `history/sanitize`: Makes stored messages safe to reuse: this process's blocks kept, stale ones dropped, the rest sanitized. */
+  /** `history/sanitize`: Makes stored messages safe to reuse: a reminder kept only in turn/compose's exact shape, stale ones dropped, the rest sanitized. */
   historySanitize(params: ParamsOf<"history/sanitize">, options?: RequestOptions): Promise<ResultOf<"history/sanitize">> {
     return this.call("history/sanitize", params, options);
   }

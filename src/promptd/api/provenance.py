@@ -72,7 +72,7 @@ class StripResult(ApiModel):
 
 
 class HistoryMessage(ApiModel):
-    # `user` keeps this process's blocks; every other role is treated as fully untrusted.
+    # `user` may keep one trusted block, only in turn/compose's exact shape; every other role is fully untrusted.
     role: str
     # A string, or any JSON value such as a list of content parts.
     content: JsonValue

@@ -113,7 +113,7 @@ METHODS = [
         HistorySanitizeParams,
         HistorySanitizeResult,
         sanitize_history,
-        "Makes stored messages safe to reuse: this process's blocks kept, stale ones dropped, the rest sanitized.",
+        "Makes stored messages safe to reuse: a reminder kept only in turn/compose's exact shape, stale ones dropped, the rest sanitized.",
         offload=True,
     ),
 ]
