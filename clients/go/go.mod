@@ -1,3 +1,3 @@
-module promptd.local/client
+module github.com/promptd/promptd/clients/go
 
 go 1.24

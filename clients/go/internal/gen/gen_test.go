@@ -10,7 +10,7 @@ import (
 
 // The package and the document, from this directory.
 const (
-	packageDir = "../.."
+	packageDir = "../../promptd"
 	specPath   = "../../../../protocol/openrpc.json"
 )
 

@@ -12,7 +12,7 @@ import (
 
 // Where the document and the package are, from the package directory go generate runs in.
 const (
-	defaultSpec = "../../protocol/openrpc.json"
+	defaultSpec = "../../../protocol/openrpc.json"
 	defaultDir  = "."
 )
 

@@ -18,7 +18,7 @@ import (
 
 // These tests run against a real `promptd serve` ($PROMPTD).
 
-const vectorsDir = "../../protocol/vectors"
+const vectorsDir = "../../../protocol/vectors"
 
 // vector is one shared case (protocol/vectors/README.md).
 type vector struct {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	promptd "promptd.local/client"
+	"github.com/promptd/promptd/clients/go/promptd"
 )
 
 // Spawn promptd, wrap a reminder, look at an error, and shut down in order.

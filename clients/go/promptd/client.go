@@ -8,7 +8,7 @@
 // (promptd's callbacks and events), process.go (the child process and its ordered shutdown).
 package promptd
 
-//go:generate go run ./internal/gen
+//go:generate go run ../internal/gen
 
 import (
 	"context"
