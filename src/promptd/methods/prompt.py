@@ -38,6 +38,9 @@ def _render(params: RenderParams, ctx: Context) -> RenderResult:
         params.params,
         params.flags,
         open_vault=lambda: vault.vault_for(runtime.config.vault, os.environ),
+        # The wrapper style in use, from configuration (promptd.toml, environment, initialize), so
+        # the prompt describes the blocks this process really writes; never from the request.
+        reminder_style=runtime.config.reminders.style,
     )
     if runtime.log.enabled("debug"):
         runtime.log.debug(

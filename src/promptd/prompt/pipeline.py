@@ -28,6 +28,10 @@ SHIPPED = {"primary": "primary.jinja", "subagent": "subagent.jinja"}
 # Shells that chain commands with `;` rather than `&&` (Windows PowerShell 5.1 and cmd.exe).
 SEMICOLON_SHELLS = frozenset({"powershell", "powershell.exe", "cmd", "cmd.exe"})
 WINDOWS_NATIVE_SHELLS = SEMICOLON_SHELLS | {"pwsh", "pwsh.exe"}
+# The wrapper styles the runtime writes reminders in (config `reminders.style`); the shipped
+# templates describe the one in use, so the model knows what a genuine block looks like.
+REMINDER_STYLES = frozenset({"pua", "xml"})
+DEFAULT_REMINDER_STYLE = "pua"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +77,14 @@ def variables(
     tools: Mapping[str, str],
     params: Mapping[str, Mapping[str, str]] | None = None,
     flags: Mapping[str, bool] | None = None,
+    *,
+    reminder_style: str = DEFAULT_REMINDER_STYLE,
 ) -> dict[str, Any]:
     """What a template sees: the `tools` and `params` namespaces, then the context's environment and
-    identity fields at the top level, then the flags. A flag may not reuse any of those names."""
+    identity fields at the top level, then what the runtime fills in (`reminder_style`), then the
+    flags. A flag may not reuse any of those names, so a caller cannot spoof a runtime value."""
+    if reminder_style not in REMINDER_STYLES:
+        raise ValueError(f"reminder_style must be one of {sorted(REMINDER_STYLES)}, not {reminder_style!r}")
     primary = context.audience is Audience.PRIMARY
     merged: dict[str, Any] = {
         "tools": {"by_kind": dict(tools)},
@@ -91,6 +100,9 @@ def variables(
         # Seed 004: the primary audience gets role instructions and summaries; a subagent none.
         "role_instructions": (context.role_instructions or "") if primary else "",
         "role_summaries": list(context.role_summaries) if primary else [],
+        # From the runtime's configuration, never from the request. Only the style: the nonce
+        # never enters the system prompt (byte-stable across turns; trust stays in the suffix).
+        "reminder_style": reminder_style,
     }
     given = dict(flags or {})
     for name in given:
@@ -127,10 +139,11 @@ def render(
     flags: Mapping[str, bool] | None = None,
     *,
     open_vault: Callable[[], Vault] | None = None,
+    reminder_style: str = DEFAULT_REMINDER_STYLE,
 ) -> Rendered:
     """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,
-    TemplateRender or VaultLocked."""
-    values = variables(context, tools, params, flags)
+    TemplateRender or VaultLocked. `reminder_style` is the runtime's `reminders.style`."""
+    values = variables(context, tools, params, flags, reminder_style=reminder_style)
     eng = engine()
     body = context.body
     if context.prompt_mode is PromptMode.FULL:
