@@ -42,7 +42,7 @@ func BenchmarkStartToFirstAnswerAndClose(b *testing.B) {
 	path := sidecar(b)
 	ctx := context.Background()
 	for b.Loop() {
-		client, err := Start(path, Options{})
+		client, err := Start(ctx, path, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func BenchmarkStartToFirstAnswerAndClose(b *testing.B) {
 }
 
 func benchClient(b *testing.B) *Client {
-	client, err := Start(sidecar(b), Options{})
+	client, err := Start(context.Background(), sidecar(b), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 )
 
 // Server-to-client traffic promptd sends.
@@ -53,12 +54,32 @@ type Event struct {
 // Options configure a Client. The zero value is a client with no callbacks.
 type Options struct {
 	// Produce serves provider/produce; without it those requests are answered "method not
-	// found". Declare capabilities.host_providers at initialize for promptd to send them.
+	// found". A panic in it is recovered: promptd is answered with an internal error (and skips
+	// the provider), and the panic goes to OnError as a *PanicError.
 	Produce ProduceFunc
 	// OnEvent receives event notifications, one at a time and in order, on a goroutine of
-	// their own (a slow OnEvent delays later events, never answers). Subscribe with
-	// capabilities.events at initialize.
+	// their own (a slow OnEvent delays later events, never answers). A panic in it is recovered
+	// and goes to OnError.
 	OnEvent func(Event)
+	// Initialize is what Start sends in the initialize handshake. Its ProtocolVersion defaults
+	// to ProtocolVersion, its ClientInfo to {Name: "promptd-go"}, and its Capabilities, when nil,
+	// to what the callbacks need: host_providers when Produce is set, events when OnEvent is.
+	// (NewClient does not send it: call Initialize yourself.)
+	Initialize InitializeParams
+
+	// The client-level hooks. They run one at a time, in order, on a goroutine of their own, so
+	// they may call the client (even Close); a panic in one is dropped.
+
+	// OnError is told what went wrong that no call returns: a panic in Produce or OnEvent
+	// (*PanicError), an answer to promptd that could not be sent.
+	OnError func(error)
+	// OnClose is called once when the connection closes, by Close or because promptd went
+	// away, with the reason (an error matching ErrClosed).
+	OnClose func(error)
+	// OnExit is called once when the process Start spawned has ended and been reaped, whether
+	// Close ended it or it ended by itself (then Stage is StageNone).
+	OnExit func(ExitInfo)
+
 	// Conn tunes the connection (request size limit, frame tracing).
 	Conn ConnOptions
 	// Process configures the spawned process (Start only).
@@ -67,24 +88,56 @@ type Options struct {
 
 // Client is a connection to promptd with its callbacks, and the process when Start spawned it.
 type Client struct {
-	conn *Conn
-	proc *process
+	conn      *Conn
+	proc      *process
+	hooks     *serial
+	opts      Options
+	closing   atomic.Bool
+	handshake InitializeResult
 }
 
-// NewClient talks to a promptd over stream (a socket, a pipe pair, an in-memory peer).
+// NewClient talks to a promptd over stream (a socket, a pipe pair, an in-memory peer). It does
+// not send initialize: call Initialize first.
 func NewClient(stream ObjectStream, opts Options) *Client {
+	c := &Client{hooks: &serial{}, opts: opts}
 	h := &callbacks{produce: opts.Produce, onEvent: opts.OnEvent}
-	return &Client{conn: NewConn(stream, h, opts.Conn)}
+	connOpts := opts.Conn
+	if opts.OnError != nil {
+		own := connOpts.OnError
+		connOpts.OnError = func(err error) {
+			if own != nil {
+				own(err)
+			}
+			c.hooks.do(func() { opts.OnError(err) })
+		}
+	}
+	c.conn = NewConn(stream, h, connOpts)
+	if opts.OnClose != nil {
+		go func() {
+			<-c.conn.Done()
+			err := c.conn.Err()
+			c.hooks.do(func() { opts.OnClose(err) })
+		}()
+	}
+	return c
 }
 
 // Call sends any method with any params and decodes its result into result (see Conn.Call).
 // The generated wrappers are built on it; use it directly for methods newer than the wrappers.
+// Once Close has been called, and when promptd refuses a call because it has shut down, the
+// error matches ErrClosed.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	if c.closing.Load() {
+		return &closedError{cause: errClosing}
+	}
 	return c.conn.Call(ctx, method, params, result)
 }
 
 // Notify sends a notification.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
+	if c.closing.Load() {
+		return &closedError{cause: errClosing}
+	}
 	return c.conn.Notify(ctx, method, params)
 }
 
@@ -93,6 +146,10 @@ func (c *Client) Conn() *Conn { return c.conn }
 
 // Done is closed when the connection has closed (by Close, or because promptd went away).
 func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
+
+// Handshake is promptd's answer to the initialize Start sent (protocol version, server info,
+// methods); the zero value for a NewClient client.
+func (c *Client) Handshake() InitializeResult { return c.handshake }
 
 // callbacks routes what promptd sends to the client's functions.
 type callbacks struct {
@@ -117,6 +174,8 @@ func (h *callbacks) Handle(ctx context.Context, req *Request) (any, error) {
 	return h.produce(ctx, params)
 }
 
-// Ptr returns a pointer to v, for the optional fields of the generated params types:
-// ReminderWrapParams{Key: "k", Body: "b", Nonce: promptd.Ptr(true)}.
+// Ptr returns a pointer to v, for the optional fields of the generated params types whose Go
+// zero value would differ from the server's default:
+//
+//	promptd.ProvidersRegisterParams{Name: "host.notes", Kind: "host", Key: "host.notes", TimeoutMs: promptd.Ptr[int64](500)}
 func Ptr[T any](v T) *T { return &v }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 )
 
@@ -67,6 +68,11 @@ type ConnOptions struct {
 	// Trace, when set, sees every frame in both directions (for debugging; it runs on the
 	// reading or writing goroutine, so keep it quick, and it sees message bodies).
 	Trace func(dir Direction, frame []byte)
+	// OnError, when set, is told what went wrong while serving the server's requests and
+	// notifications: a handler's panic (*PanicError; the server is answered with an internal
+	// error and the connection stays up) or an answer that could not be sent. It runs on the
+	// serving goroutine; Client runs Options.OnError through it, on a goroutine of its own.
+	OnError func(error)
 }
 
 // Conn is a JSON-RPC 2.0 connection: it numbers and correlates calls, serves what the server
@@ -86,6 +92,7 @@ type Conn struct {
 	incoming map[string]context.CancelFunc
 	closeErr error // set once, when the connection closes
 	done     chan struct{}
+	stray    []byte // the first line from the peer that was not JSON-RPC (for Start's errors)
 
 	notes *noteQueue
 }
@@ -283,7 +290,14 @@ func (c *Conn) dispatch(data []byte) {
 	}
 	var msg message
 	if json.Unmarshal(data, &msg) != nil {
-		return // not JSON-RPC; promptd keeps stray output off the wire, so this is noise, not a reply
+		// Not JSON-RPC; promptd keeps stray output off the wire, so this is noise, not a reply.
+		// The first such line is kept: when the executable is not promptd, it says what it is.
+		c.mu.Lock()
+		if c.stray == nil {
+			c.stray = append([]byte(nil), data[:min(len(data), 200)]...)
+		}
+		c.mu.Unlock()
+		return
 	}
 	switch {
 	case msg.Method != "" && msg.ID != nil:
@@ -330,10 +344,11 @@ func (c *Conn) serveRequest(msg *message) {
 		if c.handler == nil {
 			out.Error = NewError(CodeMethodNotFound, "Method not found", map[string]string{"kind": "method_not_found", "method": msg.Method})
 		} else {
-			res, err := c.handler.Handle(ctx, &Request{Method: msg.Method, Params: msg.Params, ID: msg.ID})
+			res, err := c.handle(ctx, &Request{Method: msg.Method, Params: msg.Params, ID: msg.ID})
 			out.Result, out.Error = answerFor(ctx, res, err)
 		}
 		if err := c.send(out); err != nil && c.Err() == nil {
+			c.report(fmt.Errorf("promptd: answering %s: %w", msg.Method, err))
 			// The answer could not be encoded or is over the size limit: promptd still gets
 			// exactly one answer rather than waiting for its timeout. (A failed write closes
 			// the connection; then there is no one left to tell.)
@@ -378,8 +393,34 @@ func (c *Conn) cancelIncoming(params json.RawMessage) {
 
 func (c *Conn) serveNotification(req *Request) {
 	if c.handler != nil {
-		_, _ = c.handler.Handle(c.ctx, req)
+		_, _ = c.handle(c.ctx, req)
 	}
+}
+
+// handle runs the handler, turning a panic into a *PanicError that is reported and answered as
+// an internal error: a host's bug in one callback must not take the host down.
+func (c *Conn) handle(ctx context.Context, req *Request) (res any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			perr := &PanicError{Method: req.Method, Value: v, Stack: debug.Stack()}
+			c.report(perr)
+			res, err = nil, perr
+		}
+	}()
+	return c.handler.Handle(ctx, req)
+}
+
+func (c *Conn) report(err error) {
+	if c.opts.OnError != nil {
+		c.opts.OnError(err)
+	}
+}
+
+// strayOutput is the first line the peer sent that was not JSON-RPC, or "".
+func (c *Conn) strayOutput() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.stray)
 }
 
 // shut records why the connection closed and fails everything waiting; true the first time.
@@ -407,6 +448,11 @@ func decodeAnswer(res result, into any) error {
 		return res.err
 	}
 	if res.msg.Error != nil {
+		if res.msg.Error.Code == CodeServerShutDown {
+			// After shutdown every call is refused; that is the connection closing, and it has
+			// one shape whichever side got there first: ErrClosed, not an *Error.
+			return &closedError{cause: errServerShutDown}
+		}
 		return res.msg.Error
 	}
 	if into == nil {

@@ -81,3 +81,37 @@ func (e *closedError) Error() string {
 func (e *closedError) Is(target error) bool { return target == ErrClosed }
 
 func (e *closedError) Unwrap() error { return e.cause }
+
+// errServerShutDown is the reason given for a call promptd refused because it has shut down.
+var errServerShutDown = errors.New("the server has shut down (code -32002)")
+
+// errClosing is the reason given for a call made while Close is under way.
+var errClosing = errors.New("Close has been called")
+
+// PanicError is what a handler's panic becomes: promptd is answered with an internal error (for
+// provider/produce it then skips the provider), the host keeps running, and the PanicError goes
+// to Options.OnError (ConnOptions.OnError).
+type PanicError struct {
+	// Method is the request or notification being served.
+	Method string
+	// Value is what was passed to panic.
+	Value any
+	// Stack is the panicking goroutine's stack.
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("promptd: the %s handler panicked: %v", e.Method, e.Value)
+}
+
+// ProtocolVersionError is Start's error when promptd answers initialize with a protocol version
+// other than the one the client asked for (promptd answers its own when it does not speak the
+// one asked for).
+type ProtocolVersionError struct {
+	Client string // the version asked for (ProtocolVersion unless Options.Initialize says otherwise)
+	Server string // the version promptd answered with
+}
+
+func (e *ProtocolVersionError) Error() string {
+	return fmt.Sprintf("promptd: protocol version mismatch: the client speaks %s, the server %s", e.Client, e.Server)
+}

@@ -19,19 +19,15 @@ func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	client, err := promptd.Start(path, promptd.Options{})
+	// Start spawns `promptd serve` and performs the initialize handshake.
+	client, err := promptd.Start(ctx, path, promptd.Options{
+		Initialize: promptd.InitializeParams{ClientInfo: &promptd.ClientInfo{Name: "example"}},
+	})
 	if err != nil {
 		fmt.Println("start:", err)
 		return
 	}
-	hello, err := client.Initialize(ctx, promptd.InitializeParams{
-		ClientInfo: &promptd.ClientInfo{Name: "example"},
-	})
-	if err != nil {
-		fmt.Println("initialize:", err)
-		return
-	}
-	fmt.Println("server:", hello.ServerInfo.Name)
+	fmt.Println("server:", client.Handshake().ServerInfo.Name)
 
 	wrapped, err := client.ReminderWrap(ctx, promptd.ReminderWrapParams{Key: "session.cwd", Body: "/work & play"})
 	if err != nil {
@@ -57,4 +53,18 @@ func Example() {
 	// error: -32010 invalid_key
 	// close: <nil>
 	// closed: true
+}
+
+// Optional fields whose Go zero value would differ from promptd's default are pointers; Ptr
+// makes one from a value.
+func ExamplePtr() {
+	params := promptd.ProvidersRegisterParams{
+		Name:      "host.notes",
+		Kind:      "host",
+		Key:       "host.notes",
+		Scope:     promptd.Ptr("per_turn"),
+		TimeoutMs: promptd.Ptr[int64](500),
+	}
+	fmt.Println(*params.Scope, *params.TimeoutMs)
+	// Output: per_turn 500
 }

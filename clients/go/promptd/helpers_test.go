@@ -33,7 +33,7 @@ func sidecar(t testing.TB) string {
 // startSidecar spawns a real `promptd serve`, closed when the test ends.
 func startSidecar(t *testing.T, opts Options) *Client {
 	t.Helper()
-	c, err := Start(sidecar(t), opts)
+	c, err := Start(testContext(t), sidecar(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,16 +18,13 @@ import (
 // skips the test when the server does not have the methods it needs yet.
 func startWithHostProviders(t *testing.T, opts Options) *Client {
 	t.Helper()
-	client := startSidecar(t, opts)
-	init, err := client.Initialize(testContext(t), InitializeParams{
+	opts.Initialize = InitializeParams{
 		ClientInfo:   &ClientInfo{Name: "promptd-go-tests"},
 		Capabilities: &Capabilities{HostProviders: true, Events: true},
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
+	client := startSidecar(t, opts)
 	for _, m := range []string{"providers/register", "reminder/assemble"} {
-		if !slices.Contains(init.Methods, m) {
+		if !slices.Contains(client.Handshake().Methods, m) {
 			t.Skipf("the server does not serve %s yet", m)
 		}
 	}

@@ -2,19 +2,25 @@ package promptd
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
 
 // DefaultGrace is how long each step of Close waits for the process to end before taking the
-// next, firmer one. promptd drains in-flight work on shutdown and on stdin EOF; 2 s is its
-// provider timeout, so a well-behaved server is done well within it.
-const DefaultGrace = 2 * time.Second
+// next, firmer one (ProcessOptions.Grace overrides it). promptd drains in-flight work on
+// shutdown, on stdin EOF and on SIGTERM; its provider timeout is 2 s, so a well-behaved server is
+// done well within it.
+const DefaultGrace = 5 * time.Second
+
+// DefaultStartTimeout bounds Start's initialize handshake when Start's context has no deadline
+// (ProcessOptions.StartTimeout overrides it): an executable that is not promptd may never answer.
+const DefaultStartTimeout = 30 * time.Second
 
 // ProcessOptions configure the spawned `promptd serve`.
 type ProcessOptions struct {
@@ -24,11 +30,19 @@ type ProcessOptions struct {
 	Env []string
 	// Dir is its working directory ("": this process's).
 	Dir string
-	// Stderr receives promptd's JSON-line logs (nil: discarded).
-	Stderr io.Writer
+	// OnStderr, when set, receives each line promptd writes to stderr (its JSON-line logs),
+	// without the newline, on the goroutine reading stderr (keep it quick). Either way the
+	// last StderrLines lines are kept (Client.StderrTail, Start's errors, ExitInfo); stderr
+	// never goes to this process's own stderr.
+	OnStderr func(line string)
+	// StderrLines is how many of the last stderr lines are kept (default DefaultStderrLines).
+	StderrLines int
 	// Grace is how long each step of Close waits for the process to end before the next one
-	// (default DefaultGrace); the first step, shutdown then exit, gets two.
+	// (default DefaultGrace).
 	Grace time.Duration
+	// StartTimeout bounds the initialize handshake when Start's ctx has no deadline (default
+	// DefaultStartTimeout).
+	StartTimeout time.Duration
 	// MaxResponseBytes bounds one incoming frame (default DefaultMaxResponseBytes).
 	MaxResponseBytes int
 }
@@ -79,10 +93,70 @@ func (e *ShutdownError) Error() string {
 
 func (e *ShutdownError) Unwrap() error { return e.Err }
 
+// ExitInfo describes how the spawned process ended (Options.OnExit).
+type ExitInfo struct {
+	// PID was the process id.
+	PID int
+	// State is the process's exit state: exit status, or the signal that ended it.
+	State *os.ProcessState
+	// Err is the error waiting for it returned (nil for status 0).
+	Err error
+	// Stage says how far Close had to go; StageNone when the process ended by itself.
+	Stage Stage
+	// Stderr holds its last stderr lines.
+	Stderr []string
+}
+
+// StartError is Start's error when the process could not be started or did not complete the
+// initialize handshake: it says why (Err), and what the process left behind.
+type StartError struct {
+	// Path is the executable Start was given.
+	Path string
+	// Err is the cause: the spawn's error, the handshake's (an *Error when promptd rejected
+	// initialize, a *ProtocolVersionError, ErrClosed when the process went away first, or the
+	// context's error).
+	Err error
+	// State is the ended process's exit state (nil if it was never started).
+	State *os.ProcessState
+	// Stderr holds its last stderr lines.
+	Stderr []string
+	// Stdout is the first line it wrote to stdout that was not JSON-RPC, if any (an executable
+	// that is not promptd).
+	Stdout string
+}
+
+func (e *StartError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "promptd: starting %s: %v", e.Path, e.Err)
+	if e.State != nil {
+		fmt.Fprintf(&b, "; the process %s", describeExit(e.State))
+	}
+	if e.Stdout != "" {
+		fmt.Fprintf(&b, "; it wrote to stdout what is not JSON-RPC (is it promptd?): %q", e.Stdout)
+	}
+	if len(e.Stderr) > 0 {
+		lines := e.Stderr[max(0, len(e.Stderr)-10):]
+		fmt.Fprintf(&b, "; its last stderr lines:\n\t%s", strings.Join(lines, "\n\t"))
+	} else if e.State != nil {
+		b.WriteString("; it wrote nothing to stderr")
+	}
+	return b.String()
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+func describeExit(state *os.ProcessState) string {
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("was killed by %s", ws.Signal())
+	}
+	return fmt.Sprintf("exited with status %d", state.ExitCode())
+}
+
 type process struct {
-	cmd   *exec.Cmd
-	stdin *os.File // our end of its stdin: closing it is the server's EOF
-	grace time.Duration
+	cmd    *exec.Cmd
+	stdin  *os.File // our end of its stdin: closing it is the server's EOF
+	grace  time.Duration
+	stderr *stderrTail
 
 	exited  chan struct{} // closed once the process has been reaped
 	waitErr error         // cmd.Wait's result, set before exited closes
@@ -90,35 +164,48 @@ type process struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	mu    sync.Mutex
-	stage Stage
+	mu       sync.Mutex
+	stage    Stage
+	closing  bool // Close has begun: it reports the exit, with its stage
+	reported bool // the exit has been reported to OnExit
 }
 
-// Start spawns `<path> [opts.Process.Args...] serve` and connects to it. path is the promptd
-// executable (tests take it from $PROMPTD). Call Close to end it.
-func Start(path string, opts Options) (*Client, error) {
+// Start spawns `<path> [opts.Process.Args...] serve`, connects to it and performs the initialize
+// handshake (Options.Initialize) within ctx (or StartTimeout when ctx has no deadline). path is
+// the promptd executable (tests take it from $PROMPTD). When the process cannot be started, or
+// does not complete the handshake (bad configuration, not promptd, a missing Python module, a
+// protocol version other than ProtocolVersion), Start stops it and returns a *StartError saying
+// why, with the exit status and the last stderr lines. Call Close to end a started client.
+func Start(ctx context.Context, path string, opts Options) (*Client, error) {
 	po := opts.Process
 	if po.Grace <= 0 {
 		po.Grace = DefaultGrace
 	}
+	if po.StartTimeout <= 0 {
+		po.StartTimeout = DefaultStartTimeout
+	}
 	if po.MaxResponseBytes <= 0 {
 		po.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if po.StderrLines <= 0 {
+		po.StderrLines = DefaultStderrLines
 	}
 	// Plain pipes rather than cmd.StdinPipe/StdoutPipe: exec closes those when the process is
 	// reaped, which could drop answers still buffered in the pipe; with our own ends, the reader
 	// sees everything and then EOF.
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, &StartError{Path: path, Err: err}
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
-		return nil, err
+		return nil, &StartError{Path: path, Err: err}
 	}
+	tail := newStderrTail(po.StderrLines, po.OnStderr)
 	cmd := exec.Command(path, append(append([]string{}, po.Args...), "serve")...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, po.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, tail
 	cmd.Env, cmd.Dir = po.Env, po.Dir
 	// Bounds the wait for the stderr copy when a grandchild still holds the descriptor.
 	cmd.WaitDelay = po.Grace
@@ -128,36 +215,153 @@ func Start(path string, opts Options) (*Client, error) {
 	if err != nil {
 		inW.Close()
 		outR.Close()
-		return nil, fmt.Errorf("promptd: starting %s: %w", path, err)
+		return nil, &StartError{Path: path, Err: err}
 	}
-	p := &process{cmd: cmd, stdin: inW, grace: po.Grace, exited: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
+	p := &process{cmd: cmd, stdin: inW, grace: po.Grace, stderr: tail, exited: make(chan struct{})}
 	c := NewClient(NewLineStream(outR, inW, po.MaxResponseBytes), opts)
 	c.proc = p
+	go func() {
+		p.waitErr = cmd.Wait()
+		tail.flush()
+		close(p.exited)
+		p.mu.Lock()
+		byItself := !p.closing && !p.reported
+		p.reported = p.reported || byItself
+		p.mu.Unlock()
+		if byItself {
+			c.reportExit(StageNone)
+		}
+	}()
+	if err := c.initialize(ctx, po.StartTimeout); err != nil {
+		return nil, c.failStart(path, err)
+	}
 	return c, nil
 }
 
-// Close ends the session in order: the shutdown request (promptd drains in-flight work), the
-// exit notification, and, each only if the process has not ended within the grace period: close
-// its stdin, SIGTERM, SIGKILL. When ctx ends first, the process is killed at once. It returns
-// nil when the process ended by itself with status 0, a *ShutdownError otherwise. For a client
-// made with NewClient, Close only closes the connection. Safe to call more than once.
+// initialize performs the handshake Start owes its caller.
+func (c *Client) initialize(ctx context.Context, timeout time.Duration) error {
+	params := c.opts.Initialize
+	if params.ProtocolVersion == nil {
+		params.ProtocolVersion = Ptr(ProtocolVersion)
+	}
+	if params.ClientInfo == nil {
+		params.ClientInfo = &ClientInfo{Name: "promptd-go"}
+	}
+	if params.Capabilities == nil {
+		params.Capabilities = &Capabilities{HostProviders: c.opts.Produce != nil, Events: c.opts.OnEvent != nil}
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	res, err := c.Initialize(ctx, params)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("no answer to initialize: %w", err)
+		}
+		return err
+	}
+	if res.ProtocolVersion != *params.ProtocolVersion {
+		return &ProtocolVersionError{Client: *params.ProtocolVersion, Server: res.ProtocolVersion}
+	}
+	c.handshake = res
+	return nil
+}
+
+// failStart stops a process whose handshake failed and describes what it left behind.
+func (c *Client) failStart(path string, cause error) error {
+	p := c.proc
+	// A process that rejected initialize, or spoke another protocol version, is a working
+	// promptd: it is asked to shut down. One that went away or never answered is not: its
+	// stdin is closed, then it is signalled.
+	var rpcErr *Error
+	var verErr *ProtocolVersionError
+	cooperative := errors.As(cause, &rpcErr) || errors.As(cause, &verErr)
+	if !cooperative && c.conn.Err() != nil {
+		// Its stdout has closed: it is most likely exiting; give it the time to be reaped.
+		p.wait(context.Background(), p.grace)
+	}
+	p.closeOnce.Do(func() {
+		c.closing.Store(true)
+		p.mu.Lock()
+		p.closing = true
+		p.mu.Unlock()
+		stage := p.stop(context.Background(), c.conn, cooperative)
+		c.conn.Close()
+		c.finishClose(stage)
+	})
+	err := &StartError{Path: path, Err: cause, Stderr: p.stderr.tail(), Stdout: c.conn.strayOutput()}
+	err.State = p.cmd.ProcessState
+	return err
+}
+
+// Close ends the session in order: the shutdown request (promptd drains in-flight work) and the
+// exit notification, waiting up to Grace (and no later than ctx) for the process to end; then,
+// each only if the process is still running: close its stdin and wait Grace, SIGTERM and wait
+// Grace, SIGKILL. ctx bounds only the first, cooperative step: a process is always offered
+// stdin EOF and SIGTERM before SIGKILL, so Close may return up to 2×Grace after ctx ends; only a
+// ctx that has already ended when Close is called kills at once. Calls made once Close has
+// begun, or refused by promptd because it has shut down, fail with ErrClosed. Close returns nil
+// when the process ended by itself with status 0, a *ShutdownError otherwise. For a client made
+// with NewClient, Close only closes the connection. Safe to call more than once.
 func (c *Client) Close(ctx context.Context) error {
+	c.closing.Store(true)
 	if c.proc == nil {
 		return c.conn.Close()
 	}
 	p := c.proc
 	p.closeOnce.Do(func() {
-		stage, err := p.stop(ctx, c.conn)
-		c.conn.Close()
 		p.mu.Lock()
-		p.stage, p.closeErr = stage, err
+		p.closing = true
 		p.mu.Unlock()
+		stage := p.stop(ctx, c.conn, true)
+		c.conn.Close()
+		p.closeErr = c.finishClose(stage)
 	})
 	return p.closeErr
+}
+
+// finishClose records how far Close went and reports the exit, unless the process had already
+// ended by itself and been reported.
+func (c *Client) finishClose(stage Stage) error {
+	p := c.proc
+	err := p.outcome(stage)
+	p.mu.Lock()
+	p.stage = stage
+	report := !p.reported
+	p.reported = true
+	p.mu.Unlock()
+	if report {
+		c.reportExit(stage)
+	}
+	return err
+}
+
+func (c *Client) reportExit(stage Stage) {
+	if c.opts.OnExit == nil {
+		return
+	}
+	p := c.proc
+	info := ExitInfo{PID: p.cmd.Process.Pid, State: p.cmd.ProcessState, Err: p.waitErr, Stage: stage, Stderr: p.stderr.tail()}
+	c.hooks.do(func() { c.opts.OnExit(info) })
+}
+
+// PID is the spawned process's id (0 for a NewClient client).
+func (c *Client) PID() int {
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.cmd.Process.Pid
+}
+
+// StderrTail returns the last lines the spawned process wrote to stderr, oldest first (nil for a
+// NewClient client).
+func (c *Client) StderrTail() []string {
+	if c.proc == nil {
+		return nil
+	}
+	return c.proc.stderr.tail()
 }
 
 // Stage reports how far Close had to go: StageNone before Close, for a NewClient client, and
@@ -179,39 +383,50 @@ func (c *Client) Exited() <-chan struct{} {
 	return c.proc.exited
 }
 
-func (p *process) stop(ctx context.Context, conn *Conn) (Stage, error) {
-	if conn.Err() != nil {
-		// The connection is gone: most likely the process ended by itself and is being reaped.
-		if p.wait(ctx, p.grace) {
-			return p.outcome(StageNone)
+func (p *process) stop(ctx context.Context, conn *Conn, cooperative bool) Stage {
+	if p.ended() || conn.Err() != nil && p.wait(ctx, p.grace) {
+		// It ended by itself (a closed connection most likely means it is being reaped).
+		return StageNone
+	}
+	if ctx.Err() != nil {
+		// The caller's time was up before Close began: no step gentler than SIGKILL fits in it.
+		p.stdin.Close()
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		return StageKilled
+	}
+	if cooperative && conn.Err() == nil {
+		deadline := time.Now().Add(p.grace)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
 		}
-	} else {
+		step, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
 		// On a goroutine of its own: a server that has stopped reading would block these writes,
 		// and closing its stdin below is what unblocks them.
 		go func() {
-			step, cancel := context.WithTimeout(ctx, p.grace)
+			call, cancelCall := context.WithDeadline(context.Background(), deadline)
 			// The answer does not matter: if shutdown fails, exit still ends the process (with
 			// status 1), and the steps below cover a server that does neither.
-			_ = conn.Call(step, "shutdown", nil, nil)
-			cancel()
-			_ = conn.Notify(ctx, "exit", nil)
+			_ = conn.Call(call, "shutdown", nil, nil)
+			cancelCall()
+			_ = conn.Notify(context.Background(), "exit", nil)
 		}()
-		// One grace period for shutdown's answer (promptd drains first), one for exit.
-		if p.wait(ctx, 2*p.grace) {
-			return p.outcome(StageExit)
+		if p.wait(step, p.grace) {
+			return StageExit
 		}
 	}
 	p.stdin.Close()
-	if p.wait(ctx, p.grace) {
-		return p.outcome(StageStdinClosed)
+	if p.wait(context.Background(), p.grace) {
+		return StageStdinClosed
 	}
 	// SIGTERM does not exist on Windows; Signal fails there and the next step kills.
-	if ctx.Err() == nil && p.cmd.Process.Signal(syscall.SIGTERM) == nil && p.wait(ctx, p.grace) {
-		return p.outcome(StageTerminated)
+	if p.cmd.Process.Signal(syscall.SIGTERM) == nil && p.wait(context.Background(), p.grace) {
+		return StageTerminated
 	}
 	_ = p.cmd.Process.Kill()
 	<-p.exited
-	return p.outcome(StageKilled)
+	return StageKilled
 }
 
 func (p *process) ended() bool {
@@ -237,9 +452,9 @@ func (p *process) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func (p *process) outcome(stage Stage) (Stage, error) {
+func (p *process) outcome(stage Stage) error {
 	if stage >= StageTerminated || p.waitErr != nil {
-		return stage, &ShutdownError{Stage: stage, Err: p.waitErr}
+		return &ShutdownError{Stage: stage, Err: p.waitErr}
 	}
-	return stage, nil
+	return nil
 }

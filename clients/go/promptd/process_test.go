@@ -33,7 +33,7 @@ func TestCloseEscalatesOnlyAsFarAsTheProcessMakesItGo(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
-			client, err := Start(os.Args[0], Options{Process: ProcessOptions{
+			client, err := Start(testContext(t), os.Args[0], Options{Process: ProcessOptions{
 				Args: []string{"-test.run=^TestHelperProcess$", "--"},
 				// Under -race a process sleeps 1 s at exit by default, which would blur the steps.
 				Env:   append(os.Environ(), helperEnv+"="+tc.mode, "GORACE=atexit_sleep_ms=0"),
@@ -77,6 +77,10 @@ func TestHelperProcess(t *testing.T) {
 		var msg message
 		if json.Unmarshal(in.Bytes(), &msg) != nil || msg.ID == nil {
 			continue // exit and every other notification: ignored, which is the point
+		}
+		if msg.Method == "initialize" {
+			fmt.Printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocol_version\":%q,\"server_info\":{\"name\":\"helper\",\"version\":\"0\"},\"methods\":[]}}\n", msg.ID, ProtocolVersion)
+			continue
 		}
 		fmt.Printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"keys\":[]}}\n", msg.ID)
 	}

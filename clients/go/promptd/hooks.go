@@ -1,0 +1,44 @@
+package promptd
+
+import "sync"
+
+// serial runs functions one at a time, in the order they were queued, on a goroutine that exists
+// only while there is work. The client's hooks (OnError, OnClose, OnExit) run on it, so a hook
+// may call back into the client (even Close) without deadlocking it, and sees events in order.
+type serial struct {
+	mu      sync.Mutex
+	items   []func()
+	running bool
+}
+
+func (s *serial) do(f func()) {
+	s.mu.Lock()
+	s.items = append(s.items, f)
+	if s.running {
+		s.mu.Unlock()
+		return
+	}
+	s.running = true
+	s.mu.Unlock()
+	go s.run()
+}
+
+func (s *serial) run() {
+	for {
+		s.mu.Lock()
+		if len(s.items) == 0 {
+			s.running = false
+			s.mu.Unlock()
+			return
+		}
+		f := s.items[0]
+		s.items[0] = nil
+		s.items = s.items[1:]
+		s.mu.Unlock()
+		func() {
+			// A panicking hook has nowhere to be reported; it must not take the host down.
+			defer func() { _ = recover() }()
+			f()
+		}()
+	}
+}
