@@ -260,6 +260,9 @@ func (c *Client) initialize(ctx context.Context, timeout time.Duration) error {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return fmt.Errorf("no answer to initialize: %w", err)
 		}
+		if errors.Is(err, ErrClosed) {
+			return fmt.Errorf("its stdout closed before it answered initialize (%w)", err)
+		}
 		return err
 	}
 	if res.ProtocolVersion != *params.ProtocolVersion {
