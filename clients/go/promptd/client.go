@@ -3,9 +3,12 @@
 // provider/produce callbacks, delivers event notifications and shuts the process down in order.
 //
 // The typed wrappers (methods.go) and types (types.go) are generated from protocol/openrpc.json
-// by `go generate`; the rest is written by hand, one concept per file: stream.go (line framing),
+// by `go generate` (../internal/gen); the rest is written by hand, one concept per file: stream.go (line framing),
 // conn.go (JSON-RPC correlation), queue.go (notifications in order), errors.go, client.go
-// (promptd's callbacks and events), process.go (the child process and its ordered shutdown).
+// (promptd's callbacks and events), hooks.go (the client-level hooks' runner), process.go (the
+// child process, its handshake and its ordered shutdown), stderr.go (its bounded stderr tail).
+//
+// Import it as github.com/promptd/promptd/clients/go/promptd (see clients/go/README.md).
 package promptd
 
 //go:generate go run ../internal/gen
