@@ -1,4 +1,28 @@
 """promptd: the sidecar that prepares everything a model sees besides the user's own words."""
 
-__version__ = "0.1.0"
+import os
+
+
+def _read_version() -> str:
+    """The version has one source, the repository's VERSION file (pyproject.toml reads it too).
+    Run from a checkout (an editable install, or src/ on the path) the file itself is read, so a
+    bump shows at once; an installed wheel has no checkout around it and reads its metadata."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.dirname(package)
+    root = os.path.dirname(src)
+    if os.path.basename(src) == "src" and os.path.isfile(os.path.join(root, "pyproject.toml")):
+        try:
+            with open(os.path.join(root, "VERSION"), encoding="utf-8") as handle:
+                return handle.read().strip()
+        except OSError:
+            pass
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("promptd")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _read_version()
 PROTOCOL_VERSION = "2026-11-01"

@@ -15,8 +15,9 @@ from typing import Any
 import orjson
 
 from promptd import PROTOCOL_VERSION, __version__
-from promptd.config import Config, load
+from promptd.config import Config, ignored_env_names, load
 from promptd.errors import ConfigError
+from promptd.logs import Logger
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -52,6 +53,18 @@ def load_config(args: argparse.Namespace) -> Config:
     return config
 
 
+# At most this many ignored names are listed in the warning (the count is always exact).
+MAX_IGNORED_NAMES = 50
+
+
+def warn_ignored_env(config: Config) -> None:
+    """One warning line naming the host's own PROMPTD_* variables that were ignored: names only,
+    never values (a host variable may hold a secret)."""
+    names = ignored_env_names()
+    if names:
+        Logger(config.log_level).warning("env_ignored", names=names[:MAX_IGNORED_NAMES], count=len(names))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "version":
@@ -62,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"promptd: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
+    warn_ignored_env(config)
     if args.command == "serve":
         return serve(config)
     if args.command == "call":

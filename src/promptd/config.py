@@ -1,7 +1,11 @@
 """Configuration: defaults < promptd.toml (--config) < PROMPTD_* environment < initialize config.
 
-Domain-neutral: each section is a small pydantic model; unknown fields are errors everywhere, so a
-typo in a config file can never silently change behaviour.
+Domain-neutral: each section is a small pydantic model; unknown fields are errors in a config file
+and in `initialize`, so a typo there can never silently change behaviour. The environment is the
+exception: it is shared with the host, which may have `PROMPTD_*` variables of its own
+(`PROMPTD_BIN`, `PROMPTD_HOME`), so a `PROMPTD_*` name that is not a setting is ignored and
+reported by `ignored_env_names` (the CLI logs the names once, never the values). A setting's
+invalid value is still an error.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from promptd.errors import ConfigError
 
-# PROMPTD_* variables that are not configuration fields.
+ENV_PREFIX = "PROMPTD_"
+# PROMPTD_* variables promptd reads that are not configuration fields (never reported as ignored).
 NON_CONFIG_ENV = {"PROMPTD_VAULT_KEY", "PROMPTD_CONFIG"}
 
 
@@ -121,14 +126,37 @@ def load(path: str | Path | None = None, environ: Mapping[str, str] | None = Non
     return _validate(data)
 
 
+def ignored_env_names(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The `PROMPTD_*` names in `environ` that are neither settings nor promptd's own variables
+    (PROMPTD_CONFIG, PROMPTD_VAULT_KEY), sorted. `load` skips them."""
+    environ = os.environ if environ is None else environ
+    return sorted(name for name in environ if name.startswith(ENV_PREFIX) and name not in NON_CONFIG_ENV and _setting_path(name) is None)
+
+
+def _setting_path(name: str) -> list[str] | None:
+    """PROMPTD_TODO_GATE__ENABLED -> ["todo_gate", "enabled"]; None when the name does not name a
+    setting: every part but the last must be a section, the last a field of it. A section itself
+    (PROMPTD_REMINDERS='{"style": "xml"}') is a setting too."""
+    path = name[len(ENV_PREFIX) :].lower().split("__")
+    model: type[BaseModel] | None = Config
+    for part in path:
+        if model is None or part not in model.model_fields:
+            return None
+        annotation = model.model_fields[part].annotation
+        model = annotation if isinstance(annotation, type) and issubclass(annotation, Section) else None
+    return path
+
+
 def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
     """PROMPTD_TODO_GATE__ENABLED=true -> {"todo_gate": {"enabled": True}}; values are JSON when
-    they parse as JSON, text otherwise."""
+    they parse as JSON, text otherwise. Names that are not settings are skipped."""
     out: dict[str, Any] = {}
     for name, raw in environ.items():
-        if not name.startswith("PROMPTD_") or name in NON_CONFIG_ENV:
+        if not name.startswith(ENV_PREFIX) or name in NON_CONFIG_ENV:
             continue
-        path = name[len("PROMPTD_") :].lower().split("__")
+        path = _setting_path(name)
+        if path is None:
+            continue
         try:
             value: Any = orjson.loads(raw)
         except orjson.JSONDecodeError:

@@ -25,7 +25,7 @@ from promptd.methods import TABLE
 from promptd.methods.base import Context, Method
 from promptd.methods.boundary import RpcFailure, start
 from promptd.rpc import codes
-from promptd.rpc.framing import LineFramer, Oversize
+from promptd.rpc.framing import LineFramer, Oversize, peek_request_id
 from promptd.rpc.messages import (
     Id,
     Invalid,
@@ -332,8 +332,7 @@ class Server:
 
     def _on_line(self, line: bytes | Oversize) -> None:
         if isinstance(line, Oversize):
-            self.log.warning("line_too_long", bytes=line.size, limit=self.framer.max_line_bytes)
-            self.writer.send(error_frame(None, codes.INVALID_REQUEST, "Message too large", {"kind": "too_large", "limit": self.framer.max_line_bytes}))
+            self._refuse_oversize(line)
             return
         if not line.strip():
             return  # blank lines between frames are tolerated, as most line protocols do
@@ -350,6 +349,16 @@ class Server:
             self._settle(message)
         else:
             self.writer.send(message.frame)
+
+    def _refuse_oversize(self, line: Oversize) -> None:
+        """Answered -32600 with the request's id when its first bytes show it for certain (so a
+        client waiting for that id is not left waiting), else id null. An id still in flight is
+        never echoed: that answer would be taken for the running request's."""
+        ident = peek_request_id(line.head)
+        if ident is not None and ident in self._inflight:
+            ident = None
+        self.log.warning("line_too_long", bytes=line.size, limit=self.framer.max_line_bytes, with_id=ident is not None)
+        self.writer.send(error_frame(ident, codes.INVALID_REQUEST, "Message too large", {"kind": "too_large", "limit": self.framer.max_line_bytes}))
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = self._loop.create_task(coro)
