@@ -3,8 +3,8 @@
 // provider/produce callbacks, delivers event notifications and shuts the process down in order.
 //
 // The typed wrappers (methods.go) and types (types.go) are generated from protocol/openrpc.json
-// by `go generate` (../internal/gen); the rest is written by hand, one concept per file: stream.go (line framing),
-// conn.go (JSON-RPC correlation), queue.go (notifications in order), errors.go, client.go
+// by `go generate` (../internal/gen); the rest is written by hand, one concept per file:
+// stream.go (line framing), conn.go (JSON-RPC correlation), queue.go (notifications in order), errors.go, client.go
 // (promptd's callbacks and events), hooks.go (the client-level hooks' runner), process.go (the
 // child process, its handshake and its ordered shutdown), stderr.go (its bounded stderr tail).
 //
