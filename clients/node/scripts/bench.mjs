@@ -11,7 +11,7 @@ const count = Number(process.argv[3] ?? 5000);
 const env = { ...process.env, PROMPTD_LOG_LEVEL: "warning" };
 
 const coldStart = performance.now();
-const client = await PromptdClient.start({ command, env, stderr: "ignore", initialize: false });
+const client = await PromptdClient.start({ command, env });
 await client.reminderWrap({ key: "session.cwd", body: "/tmp" });
 const cold = performance.now() - coldStart;
 
@@ -29,6 +29,6 @@ await Promise.all(Array.from({ length: count }, (_, i) => client.reminderWrap({ 
 const pipelined = count / ((performance.now() - pipeStart) / 1000);
 
 await client.stop();
-console.log(`cold start to first answer: ${cold.toFixed(1)} ms`);
+console.log(`cold start (spawn + initialize) to first answer: ${cold.toFixed(1)} ms`);
 console.log(`sequential round trip: p50 ${(pct(50) * 1000).toFixed(0)} us, p99 ${(pct(99) * 1000).toFixed(0)} us (${count} requests)`);
 console.log(`pipelined: ${pipelined.toFixed(0)} requests/s (${count} in flight at once)`);

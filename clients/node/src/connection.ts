@@ -11,6 +11,7 @@ import {
   ConnectionClosedError,
   ConnectionDisposedError,
   ErrorCodes,
+  MessageTooLargeError,
   ProtocolError,
   RequestTimeoutError,
   ResponseError,
@@ -22,11 +23,16 @@ import { MessageWriter } from "./writer.js";
 export const CANCEL_METHOD = "$/cancelRequest";
 // How much of an unparsable line an error keeps: enough to recognise it, never a whole body.
 const ERROR_SNIPPET_CHARS = 200;
+/** The server's default `max_message_bytes`: the longest line it accepts. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export interface RequestOptions {
   /** Aborting sends `$/cancelRequest` and rejects with `signal.reason` (as fetch does). */
   signal?: AbortSignal;
-  /** Gives up after this long: `$/cancelRequest` is sent and RequestTimeoutError raised. */
+  /**
+   * Gives up after this long: `$/cancelRequest` is sent and RequestTimeoutError raised. Overrides
+   * the connection's `defaultTimeoutMs`; 0 or Infinity waits without a limit.
+   */
   timeoutMs?: number;
 }
 
@@ -46,9 +52,15 @@ export interface Disposable {
 }
 
 export interface ConnectionOptions {
-  /** Applied to requests that set no `timeoutMs` of their own; none by default. */
+  /** Applied to requests that set no `timeoutMs` of their own; none by default (0 is none too). */
   defaultTimeoutMs?: number;
+  /** Longest incoming line held (default 128 MiB); a longer one is dropped and reported. */
   maxLineBytes?: number;
+  /**
+   * Longest outgoing line (default 16 MiB, the server's `max_message_bytes`): a request,
+   * notification or reply over it is refused before sending with MessageTooLargeError.
+   */
+  maxMessageBytes?: number;
 }
 
 export type ConnectionState = "open" | "closed" | "disposed";
@@ -78,7 +90,7 @@ export class Connection {
     output: Writable,
     private readonly options: ConnectionOptions = {},
   ) {
-    this.writer = new MessageWriter(output);
+    this.writer = new MessageWriter(output, options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
     this.reader = new LineReader(
       input,
       {
@@ -129,7 +141,7 @@ export class Connection {
       };
       this.pending.set(id, { method, resolve, reject, cleanup });
       signal?.addEventListener("abort", onAbort, { once: true });
-      if (timeoutMs !== undefined) {
+      if (timeoutMs !== undefined && timeoutMs > 0 && Number.isFinite(timeoutMs)) {
         timer = setTimeout(() => giveUp(new RequestTimeoutError(method, timeoutMs)), timeoutMs);
       }
       const frame = params === undefined ? { jsonrpc: "2.0" as const, id, method } : { jsonrpc: "2.0" as const, id, method, params };
@@ -334,9 +346,9 @@ export class Connection {
       await this.writer.write({ jsonrpc: "2.0", id, ...body });
     } catch (error: unknown) {
       this.reportError(error instanceof Error ? error : new Error(String(error)));
-      if (error instanceof TypeError && "result" in body) {
-        // The handler's result cannot be encoded (a BigInt, a cycle): the peer still gets its
-        // one reply instead of waiting for a timeout.
+      if ((error instanceof TypeError || error instanceof MessageTooLargeError) && "result" in body) {
+        // The handler's result cannot be encoded (a BigInt, a cycle) or is too long to send:
+        // the peer still gets its one reply instead of waiting for a timeout.
         await this.writer.write({ jsonrpc: "2.0", id, error: { code: ErrorCodes.InternalError, message: "Internal error", data: { kind: "internal" } } }).catch(() => undefined);
       }
     }

@@ -76,7 +76,11 @@ export class ConnectionError extends Error {
   override name = "ConnectionError";
 }
 
-/** The peer's stream ended or failed (the sidecar exited, crashed, or closed its stdout). */
+/**
+ * No more requests can be answered: the sidecar's stream ended or failed (it exited or crashed),
+ * or the client is stopping or stopped. Calls made while `stop()` runs or after it, and calls the
+ * server refused because it is shutting down (-32002), all fail with this one class.
+ */
 export class ConnectionClosedError extends ConnectionError {
   override name = "ConnectionClosedError";
 }
@@ -97,6 +101,89 @@ export class RequestTimeoutError extends ConnectionError {
     this.method = method;
     this.timeoutMs = timeoutMs;
   }
+}
+
+/**
+ * A message was not sent because its line would exceed `maxMessageBytes` (the server's
+ * `max_message_bytes`, 16 MiB by default): the server would refuse it unread.
+ */
+export class MessageTooLargeError extends Error {
+  override readonly name = "MessageTooLargeError";
+  readonly method: string | undefined;
+  readonly bytes: number;
+  readonly limit: number;
+
+  constructor(method: string | undefined, bytes: number, limit: number) {
+    super(`${method ?? "a reply"} was not sent: its line is ${bytes} bytes, over the ${limit}-byte limit (maxMessageBytes; the server's max_message_bytes)`);
+    this.method = method;
+    this.bytes = bytes;
+    this.limit = limit;
+  }
+}
+
+/** What is known about the sidecar when it failed: its exit, and the last lines of its stderr. */
+export interface SidecarReport {
+  /** Set when the process had exited. */
+  exit?: { code: number | null; signal: string | null } | undefined;
+  stderr: string[];
+}
+
+/**
+ * `PromptdClient.start` failed: the executable could not be run, the process exited before it
+ * answered `initialize`, `initialize` failed or timed out. The message says why, with the exit
+ * status and the last stderr lines; `cause` is the underlying error. The process is gone.
+ */
+export class StartError extends Error {
+  override name = "StartError";
+  readonly exit: SidecarReport["exit"];
+  readonly stderr: string[];
+  /** The spawn error's code (ENOENT, EACCES) when the executable could not be run. */
+  readonly code: string | undefined;
+
+  constructor(message: string, report: SidecarReport, options?: { cause?: unknown; code?: string | undefined }) {
+    super(withReport(message, report), options?.cause === undefined ? undefined : { cause: options.cause });
+    this.exit = report.exit;
+    this.stderr = report.stderr;
+    this.code = options?.code;
+  }
+}
+
+/** The server answered `initialize` with another protocol version than the one requested. */
+export class ProtocolVersionError extends StartError {
+  override name = "ProtocolVersionError";
+  readonly requested: string;
+  readonly offered: string;
+
+  constructor(requested: string, offered: string, report: SidecarReport) {
+    super(`protocol version mismatch: the client speaks ${requested}, the server answered ${offered}`, report);
+    this.requested = requested;
+    this.offered = offered;
+  }
+}
+
+/** A host provider's callback threw (or returned a wrong shape); reported to `onError`. */
+export class HostProviderError extends Error {
+  override readonly name = "HostProviderError";
+  readonly provider: string;
+
+  constructor(provider: string, cause: unknown) {
+    super(`host provider ${provider} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.provider = provider;
+  }
+}
+
+/** `exited with status 2` / `was killed by SIGKILL`, then the stderr tail, for error messages. */
+export function withReport(message: string, report: SidecarReport): string {
+  let text = message;
+  if (report.exit !== undefined) {
+    text += report.exit.signal !== null ? `; the sidecar was killed by ${report.exit.signal}` : `; the sidecar exited with status ${report.exit.code}`;
+  }
+  if (report.stderr.length > 0) {
+    text += `; its last stderr lines:\n${report.stderr.join("\n")}`;
+  } else if (report.exit !== undefined) {
+    text += " (nothing on stderr)";
+  }
+  return text;
 }
 
 /**

@@ -866,11 +866,6 @@ export abstract class GeneratedMethods {
     return this.call("session/update", params, options);
   }
 
-  /** `shutdown`: Drains in-flight work; later requests are refused with -32002. */
-  shutdown(params: ParamsOf<"shutdown"> = {}, options?: RequestOptions): Promise<ResultOf<"shutdown">> {
-    return this.call("shutdown", params, options);
-  }
-
   /** `todo/gate`: TodoGate: at the end of a turn, nudge when open todos remain and no tool was called. */
   todoGate(params: ParamsOf<"todo/gate">, options?: RequestOptions): Promise<ResultOf<"todo/gate">> {
     return this.call("todo/gate", params, options);

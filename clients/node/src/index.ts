@@ -6,9 +6,9 @@
  * host providers, events).
  */
 
-export { PromptdClient, PRODUCE_METHOD, EVENT_PREFIX } from "./client.js";
-export type { EventHandler, HostProvider, HostProviderRegistration, ProduceRequest, ProduceResult, StartOptions } from "./client.js";
-export { Connection, CANCEL_METHOD } from "./connection.js";
+export { PromptdClient, PRODUCE_METHOD, EVENT_PREFIX, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_START_TIMEOUT_MS } from "./client.js";
+export type { ClientHooks, EventHandler, HostProvider, HostProviderRegistration, ProduceRequest, ProduceResult, StartOptions } from "./client.js";
+export { Connection, CANCEL_METHOD, DEFAULT_MAX_MESSAGE_BYTES } from "./connection.js";
 export type {
   ConnectionOptions,
   ConnectionState,
@@ -24,12 +24,18 @@ export {
   ConnectionDisposedError,
   ConnectionError,
   ErrorCodes,
+  HostProviderError,
+  MessageTooLargeError,
   ProtocolError,
+  ProtocolVersionError,
   RequestTimeoutError,
   ResponseError,
+  StartError,
 } from "./errors.js";
-export type { ErrorObject } from "./errors.js";
-export { SidecarProcess } from "./process.js";
+export type { ErrorObject, SidecarReport } from "./errors.js";
+export { SidecarProcess, DEFAULT_GRACE_MS } from "./process.js";
+export { StderrTail, DEFAULT_STDERR_BYTES, DEFAULT_STDERR_LINES } from "./stderr.js";
+export type { StderrOptions } from "./stderr.js";
 export type { ExitInfo, ShutdownOptions, ShutdownResult, ShutdownStep, SpawnOptions } from "./process.js";
 export { LineReader, LineSplitter, DEFAULT_MAX_LINE_BYTES } from "./reader.js";
 export { MessageWriter } from "./writer.js";

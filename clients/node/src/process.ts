@@ -6,7 +6,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
 import { Connection, type ConnectionOptions } from "./connection.js";
-import { LineSplitter } from "./reader.js";
+import { StartError, type SidecarReport } from "./errors.js";
+import { StderrTail } from "./stderr.js";
 
 export interface SpawnOptions {
   /** The `promptd` executable; default `promptd` found on PATH. */
@@ -16,32 +17,36 @@ export interface SpawnOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   /**
-   * The sidecar's stderr (JSON-lines logs, metadata only): passed through to ours ("inherit",
-   * the default), dropped, or handed over line by line.
+   * Each line of the sidecar's stderr (JSON-lines logs, metadata only), for a logger. Whatever
+   * this does, the last lines are kept (`stderrTail()`) for error messages, and nothing is
+   * copied to the host's own stderr.
    */
-  stderr?: "inherit" | "ignore" | ((line: string) => void);
+  onStderr?: (line: string) => void;
+  /** How many of the last stderr lines to keep (default 50) and their byte bound (default 16 KiB). */
+  stderrLines?: number;
+  stderrBytes?: number;
+  /** The wait of each step of the ordered shutdown (default 5000 ms); `stop()` may override it. */
+  graceMs?: number;
   connection?: ConnectionOptions;
 }
 
 /** How long each step of the ordered shutdown may take before the next, harsher one. */
 export interface ShutdownOptions {
-  /** For the `shutdown` request, which waits for in-flight work to drain. */
-  shutdownTimeoutMs?: number;
-  /** After `exit`, and again after closing stdin. */
+  /**
+   * One wait per step (default 5000 ms): for the `shutdown` reply, then after `exit` and closing
+   * stdin, then after SIGTERM (the server drains for up to `shutdown_deadline_ms`, 5 s), then
+   * after SIGKILL.
+   */
   graceMs?: number;
-  /** After SIGTERM. The server drains for up to 5 s (`shutdown_deadline_ms`) before it exits. */
-  termGraceMs?: number;
 }
 
-// Defaults: generous enough for a loaded machine, short enough that a wedged sidecar never
-// holds its host for long; the SIGTERM wait covers the server's own 5 s drain deadline.
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
-const DEFAULT_GRACE_MS = 2_000;
-const DEFAULT_TERM_GRACE_MS = 6_000;
-const KILL_WAIT_MS = 5_000;
+/** The wait of each shutdown step, by default. */
+export const DEFAULT_GRACE_MS = 5_000;
+// How long a failed start waits for the exit status and the last stderr lines.
+const REPORT_WAIT_MS = 2_000;
 
-/** Which step ended the process: the polite `exit`, closing stdin, SIGTERM or SIGKILL. */
-export type ShutdownStep = "exit" | "stdin" | "sigterm" | "sigkill" | "already";
+/** Which step ended the process: `shutdown` + `exit` + closing stdin, SIGTERM or SIGKILL. */
+export type ShutdownStep = "exit" | "sigterm" | "sigkill" | "already";
 
 export interface ExitInfo {
   code: number | null;
@@ -60,6 +65,9 @@ export class SidecarProcess {
   private constructor(
     readonly child: ChildProcess,
     readonly connection: Connection,
+    private readonly tail: StderrTail,
+    private readonly stderrEnded: Promise<void>,
+    private readonly graceMs: number,
   ) {
     this.exited = new Promise<ExitInfo>((resolve) => {
       child.once("exit", (code, signal) => {
@@ -69,28 +77,50 @@ export class SidecarProcess {
     });
   }
 
-  /** Spawns the sidecar; rejects when it cannot be started (for example ENOENT). */
+  /** Spawns the sidecar; rejects with StartError when it cannot be run (ENOENT, EACCES). */
   static async spawn(options: SpawnOptions = {}): Promise<SidecarProcess> {
-    const stderr = options.stderr ?? "inherit";
-    const child = spawn(options.command ?? "promptd", options.args ?? ["serve"], {
+    const command = options.command ?? "promptd";
+    const child = spawn(command, options.args ?? ["serve"], {
       env: options.env ?? process.env,
       cwd: options.cwd,
-      stdio: ["pipe", "pipe", typeof stderr === "function" ? "pipe" : stderr],
+      stdio: ["pipe", "pipe", "pipe"],
     });
-    await new Promise<void>((resolve, reject) => {
-      child.once("spawn", () => resolve());
-      child.once("error", reject);
-    });
-    const { stdin, stdout } = child;
-    if (stdin === null || stdout === null) {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.once("spawn", () => resolve());
+        child.once("error", reject);
+      });
+    } catch (error: unknown) {
+      const code = typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined;
+      const why = code === "ENOENT" ? "no such file (or not on PATH)" : code === "EACCES" ? "permission denied (not executable?)" : String(error);
+      throw new StartError(`could not run ${command}: ${why}`, { stderr: [] }, { cause: error, code });
+    }
+    const { stdin, stdout, stderr } = child;
+    if (stdin === null || stdout === null || stderr === null) {
       throw new Error("the sidecar was spawned without pipes");
     }
-    if (typeof stderr === "function" && child.stderr !== null) {
-      forwardLines(child.stderr, stderr);
-    }
+    const tail = new StderrTail({ lines: options.stderrLines, bytes: options.stderrBytes, onLine: options.onStderr });
+    const stderrEnded = tail.attach(stderr);
     // After a successful spawn, a late "error" (a failed kill) must not crash the host.
     child.on("error", () => undefined);
-    return new SidecarProcess(child, new Connection(stdout, stdin, options.connection ?? {}));
+    return new SidecarProcess(child, new Connection(stdout, stdin, options.connection ?? {}), tail, stderrEnded, options.graceMs ?? DEFAULT_GRACE_MS);
+  }
+
+  /** The last lines of the sidecar's stderr, oldest first. */
+  stderrTail(): string[] {
+    return this.tail.lines();
+  }
+
+  /**
+   * Its exit (waiting up to `waitMs` for it) and its last stderr lines (once stderr ended or the
+   * wait passed): what an error message about it should say.
+   */
+  async report(waitMs: number = REPORT_WAIT_MS): Promise<SidecarReport> {
+    const exit = this.exitInfo ?? (await within(this.exited, waitMs));
+    if (exit !== undefined) {
+      await within(this.stderrEnded, waitMs);
+    }
+    return { exit, stderr: this.tail.lines() };
   }
 
   get pid(): number | undefined {
@@ -103,9 +133,9 @@ export class SidecarProcess {
   }
 
   /**
-   * Ends the sidecar in order, each step only if the one before did not: the `shutdown` request
-   * (the server drains in-flight work) and the `exit` notification; closing its stdin; SIGTERM;
-   * SIGKILL. Calling it again returns the same outcome.
+   * Ends the sidecar in order, each step only if the one before did not, each given `graceMs`
+   * (default 5000): the `shutdown` request (the server drains in-flight work), the `exit`
+   * notification and closing its stdin; SIGTERM; SIGKILL. Calling it again returns the same outcome.
    */
   shutdown(options: ShutdownOptions = {}): Promise<ShutdownResult> {
     this.stopping ??= this.runShutdown(options);
@@ -116,30 +146,28 @@ export class SidecarProcess {
     if (this.exitInfo !== undefined) {
       return { ...this.exitInfo, step: "already" };
     }
-    const grace = options.graceMs ?? DEFAULT_GRACE_MS;
+    const grace = options.graceMs ?? this.graceMs;
     const connection = this.connection;
     if (connection.state === "open") {
       try {
-        await connection.sendRequest("shutdown", undefined, { timeoutMs: options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS });
+        await connection.sendRequest("shutdown", undefined, { timeoutMs: grace });
       } catch {
         // Refused, timed out or the pipe broke: `exit` is still worth a try, and the harsher
         // steps follow anyway.
       }
       await connection.sendNotification("exit").catch(() => undefined);
-      if (await this.exitsWithin(grace)) {
-        return this.outcome("exit");
-      }
     }
-    await connection.end().catch(() => undefined);
+    // Not awaited: a child that does not read its stdin could hold the end back forever.
+    connection.end().catch(() => undefined);
     if (await this.exitsWithin(grace)) {
-      return this.outcome("stdin");
+      return this.outcome("exit");
     }
     this.child.kill("SIGTERM");
-    if (await this.exitsWithin(options.termGraceMs ?? DEFAULT_TERM_GRACE_MS)) {
+    if (await this.exitsWithin(grace)) {
       return this.outcome("sigterm");
     }
     this.child.kill("SIGKILL");
-    await this.exitsWithin(KILL_WAIT_MS);
+    await this.exitsWithin(grace);
     return this.outcome("sigkill");
   }
 
@@ -164,18 +192,15 @@ export class SidecarProcess {
   }
 }
 
-function forwardLines(stream: NodeJS.ReadableStream, deliver: (line: string) => void): void {
-  // The logs are bounded by the server; this cap only keeps a misbehaving child from growing
-  // our memory without end.
-  const splitter = new LineSplitter(1024 * 1024);
-  const emit = (pieces: ReturnType<LineSplitter["push"]>): void => {
-    for (const piece of pieces) {
-      if (piece.kind === "line") {
-        deliver(piece.text);
-      }
-    }
-  };
-  stream.on("data", (chunk: Buffer) => emit(splitter.push(chunk)));
-  stream.on("end", () => emit(splitter.finish()));
-  stream.on("error", () => undefined);
+/** The promise's value, or undefined when it did not settle within `ms`. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -7,7 +7,7 @@
 
 import type { Writable } from "node:stream";
 
-import { ConnectionClosedError } from "./errors.js";
+import { ConnectionClosedError, MessageTooLargeError } from "./errors.js";
 import type { Message } from "./messages.js";
 
 interface Queued {
@@ -21,7 +21,11 @@ export class MessageWriter {
   private waitingForDrain = false;
   private failure: Error | undefined;
 
-  constructor(private readonly stream: Writable) {
+  /** `maxLineBytes`: a message whose line (without its newline) is longer is refused unsent. */
+  constructor(
+    private readonly stream: Writable,
+    private readonly maxLineBytes: number = Number.POSITIVE_INFINITY,
+  ) {
     stream.on("drain", () => {
       this.waitingForDrain = false;
       this.pump();
@@ -48,6 +52,13 @@ export class MessageWriter {
       data = JSON.stringify(message) + "\n";
     } catch (error: unknown) {
       return Promise.reject(error instanceof Error ? error : new TypeError(String(error)));
+    }
+    // Cheap check first: a UTF-8 line has at most 3 bytes per UTF-16 code unit.
+    if (data.length * 3 > this.maxLineBytes) {
+      const bytes = Buffer.byteLength(data) - 1;
+      if (bytes > this.maxLineBytes) {
+        return Promise.reject(new MessageTooLargeError("method" in message ? message.method : undefined, bytes, this.maxLineBytes));
+      }
     }
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ data, resolve, reject });

@@ -1,12 +1,29 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { PRODUCE_METHOD, PromptdClient, type ProduceRequest } from "../src/index.js";
+import {
+  ConnectionClosedError,
+  HostProviderError,
+  MessageTooLargeError,
+  PRODUCE_METHOD,
+  PromptdClient,
+  ResponseError,
+  type HostProvider,
+  type ProduceRequest,
+} from "../src/index.js";
 import { FakePeer } from "./support/fake.js";
 
 function clientOnFake(): { peer: FakePeer; client: PromptdClient } {
   const peer = new FakePeer();
   return { peer, client: new PromptdClient(peer.connect()) };
+}
+
+/** Registers `handler` as host provider `name`, the fake server accepting. */
+async function register(peer: FakePeer, client: PromptdClient, name: string, handler: HostProvider): Promise<void> {
+  const registered = client.registerHostProvider({ name, key: name }, handler);
+  const request = await peer.nextCall("providers/register");
+  peer.reply(request["id"], {});
+  await registered;
 }
 
 function produce(peer: FakePeer, id: string, params: unknown): Promise<Record<string, unknown>> {
@@ -17,11 +34,11 @@ function produce(peer: FakePeer, id: string, params: unknown): Promise<Record<st
 test("provider/produce is routed to the host provider it names, and its text is returned", async () => {
   const { peer, client } = clientOnFake();
   const asked: ProduceRequest[] = [];
-  client.hostProvider("git.status", (request) => {
+  await register(peer, client, "git.status", (request) => {
     asked.push(request);
     return { text: "2 files changed" };
   });
-  client.hostProvider("other", () => ({ text: "wrong one" }));
+  await register(peer, client, "other", () => ({ text: "wrong one" }));
   const reply = await produce(peer, "promptd-1", { provider: "git.status", session: "s1", user_message: "hi" });
   assert.deepEqual(reply["result"], { text: "2 files changed" });
   assert.deepEqual(asked, [{ provider: "git.status", session: "s1", user_message: "hi" }]);
@@ -29,7 +46,7 @@ test("provider/produce is routed to the host provider it names, and its text is 
 
 test("a host provider may answer null (nothing this turn) and may be async", async () => {
   const { peer, client } = clientOnFake();
-  client.hostProvider("quiet", async () => {
+  await register(peer, client, "quiet", async () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     return { text: null };
   });
@@ -48,7 +65,7 @@ test("produce for a provider this client does not have is answered unknown_provi
 test("produce with malformed params is answered invalid_params, and the handler is not called", async () => {
   const { peer, client } = clientOnFake();
   let called = false;
-  client.hostProvider("p", () => {
+  await register(peer, client, "p", () => {
     called = true;
     return { text: "x" };
   });
@@ -62,16 +79,82 @@ test("produce with malformed params is answered invalid_params, and the handler 
 test("a provider that returns the wrong shape is answered -32603 rather than sending junk", async () => {
   const { peer, client } = clientOnFake();
   client.connection.onError(() => undefined);
-  client.hostProvider("sloppy", () => ({ text: 5 }) as unknown as { text: string });
+  await register(peer, client, "sloppy", () => ({ text: 5 }) as unknown as { text: string });
   const reply = await produce(peer, "promptd-5", { provider: "sloppy", session: null, user_message: "x" });
   assert.equal((reply["error"] as { code: number }).code, -32603);
 });
 
-test("a disposed host provider is no longer served", async () => {
+test("unregistering removes the local handler only once the server accepted", async () => {
   const { peer, client } = clientOnFake();
-  client.hostProvider("gone", () => ({ text: "x" })).dispose();
+  await register(peer, client, "gone", () => ({ text: "x" }));
+  const unregistered = client.unregisterHostProvider("gone");
+  const request = await peer.nextCall("providers/unregister");
+  assert.deepEqual(request["params"], { name: "gone" });
+  // Still served while the server has not answered.
+  assert.deepEqual((await produce(peer, "promptd-6a", { provider: "gone", session: null, user_message: "x" }))["result"], { text: "x" });
+  peer.reply(request["id"], {});
+  await unregistered;
   const reply = await produce(peer, "promptd-6", { provider: "gone", session: null, user_message: "x" });
   assert.equal((reply["error"] as { data: { kind: string } }).data.kind, "unknown_provider");
+});
+
+test("a refused unregistration keeps the local handler", async () => {
+  const { peer, client } = clientOnFake();
+  await register(peer, client, "kept", () => ({ text: "still here" }));
+  const unregistered = client.unregisterHostProvider("kept");
+  const request = await peer.nextCall("providers/unregister");
+  peer.fail(request["id"], -32041, "no provider with this name", { kind: "unknown_provider" });
+  await assert.rejects(unregistered, ResponseError);
+  assert.deepEqual((await produce(peer, "promptd-6b", { provider: "kept", session: null, user_message: "x" }))["result"], { text: "still here" });
+});
+
+test("registration is atomic: no handler before the server accepts, and a produce right behind the acceptance is served", async () => {
+  const { peer, client } = clientOnFake();
+  const registered = client.registerHostProvider({ name: "atomic", key: "k" }, () => ({ text: "served" }));
+  const request = await peer.nextCall("providers/register");
+  // Before the server answered, nothing is served: a produce for it waits for the answer.
+  peer.send({ jsonrpc: "2.0", id: "promptd-9a", method: PRODUCE_METHOD, params: { provider: "atomic", session: null, user_message: "x" } });
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.equal(peer.received.some((frame) => frame["id"] === "promptd-9a"), false);
+  // The acceptance and a produce in one read, as a server may write them.
+  peer.sendRaw(
+    JSON.stringify({ jsonrpc: "2.0", id: request["id"], result: {} }) +
+      "\n" +
+      JSON.stringify({ jsonrpc: "2.0", id: "promptd-9b", method: PRODUCE_METHOD, params: { provider: "atomic", session: null, user_message: "x" } }) +
+      "\n",
+  );
+  await registered;
+  const reply = await peer.next((frame) => frame["id"] === "promptd-9b");
+  assert.deepEqual(reply["result"], { text: "served" });
+  assert.deepEqual((await peer.next((frame) => frame["id"] === "promptd-9a"))["result"], { text: "served" });
+  // A refused registration: the waiting produce is answered unknown_provider.
+  const refused = client.registerHostProvider({ name: "nope", key: "k" }, () => ({ text: "never" }));
+  const refusedRequest = await peer.nextCall("providers/register");
+  peer.send({ jsonrpc: "2.0", id: "promptd-9c", method: PRODUCE_METHOD, params: { provider: "nope", session: null, user_message: "x" } });
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  peer.fail(refusedRequest["id"], -32602, "Invalid params", { kind: "invalid_params" });
+  await assert.rejects(refused, ResponseError);
+  const unknown = await peer.next((frame) => frame["id"] === "promptd-9c");
+  assert.equal((unknown["error"] as { data: { kind: string } }).data.kind, "unknown_provider");
+});
+
+test("a host provider that throws is answered with an error and the exception reaches the client's onError", async () => {
+  const { peer, client } = clientOnFake();
+  const errors: Error[] = [];
+  client.onError((error) => errors.push(error));
+  const bug = new Error("the host's own bug");
+  await register(peer, client, "broken", () => {
+    throw bug;
+  });
+  const reply = await produce(peer, "promptd-10", { provider: "broken", session: null, user_message: "x" });
+  const error = reply["error"] as { code: number; message: string; data: { kind: string; provider: string } };
+  assert.equal(error.code, -32603);
+  assert.deepEqual(error.data, { kind: "internal", provider: "broken" });
+  assert.equal(JSON.stringify(error).includes("own bug"), false, "the detail stays in the host");
+  assert.equal(errors.length, 1);
+  assert.ok(errors[0] instanceof HostProviderError);
+  assert.equal(errors[0].provider, "broken");
+  assert.equal(errors[0].cause, bug);
 });
 
 test("registerHostProvider sends providers/register with kind host and keeps the handler", async () => {
@@ -85,8 +168,14 @@ test("registerHostProvider sends providers/register with kind host and keeps the
   assert.deepEqual(reply["result"], { text: "noon" });
 });
 
-test("when the server refuses the registration, the local handler is removed again", async () => {
+test("when the server refuses the registration, nothing changes locally (an existing handler stays)", async () => {
   const { peer, client } = clientOnFake();
+  await register(peer, client, "first", () => ({ text: "first" }));
+  const again = client.registerHostProvider({ name: "first", key: "k" }, () => ({ text: "second" }));
+  const duplicate = await peer.nextCall("providers/register");
+  peer.fail(duplicate["id"], -32042, "a provider with this name is already registered", { kind: "provider_exists" });
+  await assert.rejects(again, { code: -32042 });
+  assert.deepEqual((await produce(peer, "promptd-8a", { provider: "first", session: null, user_message: "x" }))["result"], { text: "first" });
   const registered = client.registerHostProvider({ name: "dup", key: "k" }, () => ({ text: "x" }));
   const request = await peer.nextCall("providers/register");
   peer.fail(request["id"], -32602, "Invalid params", { kind: "invalid_params" });
@@ -135,4 +224,57 @@ test("stop without a process sends shutdown then exit, in that order, and dispos
   assert.equal("id" in exit, false);
   await stopped;
   assert.equal(client.connection.state, "disposed");
+});
+
+test("calls made while stop runs, or after it, fail with ConnectionClosedError; so does a -32002 refusal", async () => {
+  const { peer, client } = clientOnFake();
+  const closes: Array<Error | undefined> = [];
+  client.onClose((error) => closes.push(error));
+  const inFlight = client.reminderKeys();
+  const inFlightRequest = await peer.nextCall("reminder/keys");
+  const stopped = client.stop();
+  await assert.rejects(client.reminderKeys(), ConnectionClosedError);
+  await assert.rejects(client.notify("exit", {}), ConnectionClosedError);
+  peer.fail(inFlightRequest["id"], -32002, "Server is shut down");
+  const raced = await inFlight.catch((error: unknown) => error);
+  assert.ok(raced instanceof ConnectionClosedError, String(raced));
+  assert.ok(!(raced instanceof ResponseError));
+  const shutdown = await peer.nextCall("shutdown");
+  peer.reply(shutdown["id"], {});
+  await peer.nextCall("exit");
+  await stopped;
+  await assert.rejects(client.reminderKeys(), ConnectionClosedError);
+  assert.deepEqual(closes, [undefined]);
+});
+
+test("a request still waiting when stop disposes the connection fails with ConnectionClosedError", async () => {
+  const { peer, client } = clientOnFake();
+  const waiting = client.reminderKeys();
+  await peer.nextCall("reminder/keys");
+  const stopped = client.stop({ graceMs: 50 });
+  await stopped;
+  await assert.rejects(waiting, ConnectionClosedError);
+});
+
+test("there is no raw shutdown wrapper: stop() is the one way to end the sidecar", () => {
+  assert.equal("shutdown" in PromptdClient.prototype, false);
+  assert.equal(typeof PromptdClient.prototype.stop, "function");
+});
+
+test("a request whose line is over maxMessageBytes is refused before sending, with a clear error", async () => {
+  const peer = new FakePeer();
+  const client = new PromptdClient(peer.connect({ maxMessageBytes: 1_000 }));
+  const error = await client.reminderWrap({ key: "k", body: "é".repeat(600) }).catch((caught: unknown) => caught);
+  assert.ok(error instanceof MessageTooLargeError, String(error));
+  assert.equal(error.method, "reminder/wrap");
+  assert.equal(error.limit, 1_000);
+  assert.ok(error.bytes > 1_000);
+  assert.match(error.message, /reminder\/wrap was not sent: its line is \d+ bytes, over the 1000-byte limit/);
+  // Nothing was written, and the connection goes on.
+  const small = client.reminderWrap({ key: "k", body: "é".repeat(100) });
+  const request = await peer.nextCall("reminder/wrap");
+  assert.equal((request["params"] as { body: string }).body.length, 100);
+  peer.reply(request["id"], { text: "ok" });
+  assert.deepEqual(await small, { text: "ok" });
+  assert.equal(peer.received.length, 0);
 });

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 
-import type { ProduceRequest, PromptdClient } from "../src/index.js";
+import { HostProviderError, type ProduceRequest, type PromptdClient } from "../src/index.js";
 import { startClient } from "./support/env.js";
 
 const NEEDED = ["providers/register", "reminder/assemble"];
@@ -102,7 +102,7 @@ test("without the host_providers capability the server skips host providers as n
   }
 });
 
-test("a host provider that fails is skipped as error, and the subscribed event reports it", async (t) => {
+test("a host provider that fails is skipped as error, the subscribed event reports it, and onError gets the exception", async (t) => {
   const client = await clientWithAssembly(t, true, undefined, ["event/provider_skipped"]);
   if (client === undefined) {
     return;
@@ -110,7 +110,8 @@ test("a host provider that fails is skipped as error, and the subscribed event r
   try {
     const events: Array<[string, unknown]> = [];
     client.onEvent((event, params) => events.push([event, params]));
-    client.connection.onError(() => undefined); // the provider's exception is expected here
+    const errors: Error[] = [];
+    client.onError((error) => errors.push(error));
     await client.registerHostProvider({ name: "node.broken", key: "node.broken", scope: "per_turn" }, () => {
       throw new Error("the host's own bug");
     });
@@ -118,6 +119,30 @@ test("a host provider that fails is skipped as error, and the subscribed event r
     assert.equal(result.skipped.find((entry) => entry.provider === "node.broken")?.reason, "error");
     const skipped = events.filter(([event]) => event === "event/provider_skipped").map(([, params]) => params as { provider: string; reason: string });
     assert.ok(skipped.some((event) => event.provider === "node.broken" && event.reason === "error"), JSON.stringify(events));
+    assert.equal(errors.length, 1);
+    assert.ok(errors[0] instanceof HostProviderError && errors[0].provider === "node.broken");
+    assert.match(errors[0].message, /the host's own bug/);
+  } finally {
+    await client.stop();
+  }
+});
+
+test("an unregistered host provider is no longer asked", async (t) => {
+  const client = await clientWithAssembly(t, true);
+  if (client === undefined) {
+    return;
+  }
+  try {
+    let asked = 0;
+    await client.registerHostProvider({ name: "node.brief", key: "node.brief", scope: "per_turn" }, () => {
+      asked += 1;
+      return { text: "here" };
+    });
+    await client.reminderAssemble({ session: "s", user_message: "one" });
+    await client.unregisterHostProvider("node.brief");
+    const result = await client.reminderAssemble({ session: "s", user_message: "two" });
+    assert.equal(asked, 1);
+    assert.equal(result.fragments.some((entry) => entry.provider === "node.brief"), false);
   } finally {
     await client.stop();
   }

@@ -3,16 +3,26 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+
 import {
   ConnectionClosedError,
   ConnectionError,
+  DEFAULT_MAX_MESSAGE_BYTES,
   ErrorCodes,
+  MessageTooLargeError,
   PROTOCOL_VERSION,
   PromptdClient,
+  ProtocolVersionError,
   ResponseError,
   SidecarProcess,
+  StartError,
+  type ExitInfo,
 } from "../src/index.js";
-import { PROMPTD, serverEnv, startClient } from "./support/env.js";
+import { CLIENT_ROOT, PROMPTD, serverEnv, startClient } from "./support/env.js";
 
 test("start initializes: the server names itself, speaks our protocol version and lists its methods", async () => {
   const { client } = await startClient({ clientInfo: { name: "node-tests", version: "1" } });
@@ -29,23 +39,131 @@ test("start initializes: the server names itself, speaks our protocol version an
   }
 });
 
-test("a protocol version the server does not speak is answered with its own, and the client may go on", async () => {
-  const { client } = await startClient({ protocolVersion: "1999-01-01" });
+test("a protocol version the server answers differently fails start with an error naming both, and leaves no process", async () => {
+  let pid: number | undefined;
+  const error = await startClient({ protocolVersion: "1999-01-01", onExit: () => undefined, onStderr: () => undefined })
+    .then(({ client }) => {
+      pid = client.pid;
+      return client;
+    })
+    .catch((caught: unknown) => caught);
+  assert.ok(error instanceof ProtocolVersionError, String(error));
+  assert.ok(error instanceof StartError);
+  assert.equal(error.requested, "1999-01-01");
+  assert.equal(error.offered, PROTOCOL_VERSION);
+  assert.match(error.message, new RegExp(`1999-01-01.*${PROTOCOL_VERSION}`));
+  assert.equal(pid, undefined);
+});
+
+/** Start's error for a sidecar that fails, or the client when it (wrongly) started. */
+async function failedStart(options: Parameters<typeof PromptdClient.start>[0]): Promise<unknown> {
+  return PromptdClient.start(options).then(
+    async (client) => {
+      await client.stop();
+      return client;
+    },
+    (error: unknown) => error,
+  );
+}
+
+test("a bad configuration fails start with the exit status and the server's own stderr line", async () => {
+  const error = await failedStart({ command: PROMPTD, env: serverEnv({ PROMPTD_LOG_LEVEL: "bogus" }) });
+  assert.ok(error instanceof StartError, String(error));
+  assert.deepEqual(error.exit, { code: 2, signal: null });
+  assert.ok(error.stderr.some((line) => line.includes("invalid config at log_level")), JSON.stringify(error.stderr));
+  assert.match(error.message, /promptd did not start: .*exited with status 2.*\n.*invalid config at log_level/s);
+  assert.doesNotMatch(error.message, /^the peer closed the connection$/);
+});
+
+test("a missing config file fails start saying which file", async () => {
+  const error = await failedStart({ command: PROMPTD, env: serverEnv({ PROMPTD_CONFIG: "/nonexistent/promptd.toml" }) });
+  assert.ok(error instanceof StartError, String(error));
+  assert.match(error.message, /status 2.*cannot read config file \/nonexistent\/promptd\.toml/s);
+});
+
+test("an executable that does not exist fails start naming it and the reason, with no process left behind", async () => {
+  const error = await failedStart({ command: "/nonexistent/promptd" });
+  assert.ok(error instanceof StartError, String(error));
+  assert.equal(error.code, "ENOENT");
+  assert.match(error.message, /could not run \/nonexistent\/promptd: no such file/);
+});
+
+test("a missing module (a broken install) fails start with the interpreter's own message", async () => {
+  const python = join(dirname(PROMPTD), "python");
+  const [command, args, expected] = existsSync(python)
+    ? [python, ["-m", "promptd_no_such_module"], /No module named promptd_no_such_module/]
+    : [process.execPath, ["--input-type=module", "-e", "import 'promptd-no-such-module'"], /Cannot find package 'promptd-no-such-module'/];
+  const error = await failedStart({ command, args });
+  assert.ok(error instanceof StartError, String(error));
+  assert.equal(error.exit?.code, 1);
+  assert.match(error.message, expected);
+});
+
+test("the client exposes the sidecar's pid, and onExit and onClose report its end once", async () => {
+  const exits: ExitInfo[] = [];
+  const closes: Array<Error | undefined> = [];
+  const { client } = await startClient({ onExit: (exit) => exits.push(exit), onClose: (error) => closes.push(error) });
+  const pid = client.pid;
+  assert.equal(typeof pid, "number");
+  assert.equal(pid, client.process?.child.pid);
+  process.kill(pid ?? 0, 0); // alive
+  await client.stop();
+  await client.stop();
+  assert.deepEqual(exits, [{ code: 0, signal: null }]);
+  assert.equal(closes.length, 1);
+});
+
+test("when the sidecar is killed, onExit hears the signal and calls fail with ConnectionClosedError naming it", async () => {
+  const exits: ExitInfo[] = [];
+  const { client } = await startClient({ onExit: (exit) => exits.push(exit) });
+  client.process?.child.kill("SIGKILL");
+  await client.process?.exited;
+  const error = await client.reminderKeys().catch((caught: unknown) => caught);
+  assert.ok(error instanceof ConnectionClosedError, String(error));
+  assert.match(error.message, /killed by SIGKILL/);
+  assert.deepEqual(exits, [{ code: null, signal: "SIGKILL" }]);
+  await client.stop();
+});
+
+test("the sidecar's stderr does not reach the host's stderr by default", async () => {
+  const entry = pathToFileURL(join(CLIENT_ROOT, "dist", "src", "index.js")).href;
+  const script = `const { PromptdClient } = await import(${JSON.stringify(entry)});
+const client = await PromptdClient.start({ command: ${JSON.stringify(PROMPTD)} });
+await client.reminderKeys();
+const tail = client.stderrTail();
+await client.stop();
+process.stdout.write(JSON.stringify(tail));`;
+  const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+    execFile(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, PROMPTD_LOG_LEVEL: "info" } }, (error, out, err) =>
+      error ? reject(error) : resolve({ stdout: out, stderr: err }),
+    );
+  });
+  assert.equal(stderr, "");
+  const tail = JSON.parse(stdout) as string[];
+  assert.ok(tail.some((line) => line.includes('"started"')), stdout);
+});
+
+test("requests over the message limit are refused before sending; the limit follows config.max_message_bytes", async () => {
+  assert.equal(DEFAULT_MAX_MESSAGE_BYTES, 16 * 1024 * 1024);
+  const { client } = await startClient({ config: { max_message_bytes: 4096 } });
   try {
-    assert.equal(client.initializeResult?.protocol_version, PROTOCOL_VERSION);
-    const wrapped = await client.reminderWrap({ key: "k", body: "b" });
-    assert.equal(wrapped.text, '<system-reminder key="k">\nb\n</system-reminder>');
+    const error = await client.reminderWrap({ key: "k", body: "x".repeat(5000) }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof MessageTooLargeError, String(error));
+    assert.equal(error.limit, 4096);
+    const fits = await client.reminderWrap({ key: "k", body: "x".repeat(3000) });
+    assert.ok(fits.text.includes("x".repeat(3000)));
   } finally {
     await client.stop();
   }
 });
 
-test("initialize is optional: a one-shot pipeline may call methods directly", async () => {
-  const { client } = await startClient({ initialize: false });
+test("the default limit refuses a request over 16 MiB without sending it", async () => {
+  const { client } = await startClient();
   try {
-    assert.equal(client.initializeResult, undefined);
-    const keys = await client.reminderKeys();
-    assert.ok(keys.keys.some((entry) => entry.key === "session.cwd"));
+    const error = await client.contentSanitize({ text: "a".repeat(DEFAULT_MAX_MESSAGE_BYTES) }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof MessageTooLargeError, String(error));
+    assert.equal(error.limit, DEFAULT_MAX_MESSAGE_BYTES);
+    assert.equal((await client.reminderWrap({ key: "k", body: "b" })).text, '<system-reminder key="k">\nb\n</system-reminder>');
   } finally {
     await client.stop();
   }
@@ -116,10 +234,12 @@ test("the ordered shutdown ends a healthy server at its first step, with exit co
   assert.deepEqual(await client.stop(), outcome, "stopping twice gives the same outcome");
 });
 
-test("after shutdown the server refuses requests with -32002, and exit then ends it with 0", async () => {
+test("after a raw shutdown the server's -32002 refusals reach the caller as ConnectionClosedError, and exit ends it with 0", async () => {
   const { client } = await startClient();
-  await client.shutdown();
-  await assert.rejects(client.reminderKeys(), (error: unknown) => error instanceof ResponseError && error.code === ErrorCodes.ServerShutDown);
+  await client.request("shutdown");
+  const refused = await client.reminderKeys().catch((error: unknown) => error);
+  assert.ok(refused instanceof ConnectionClosedError, String(refused));
+  assert.ok(refused.cause instanceof ResponseError && refused.cause.code === ErrorCodes.ServerShutDown);
   await client.notify("exit", {});
   const exit = await client.process?.exited;
   assert.deepEqual(exit, { code: 0, signal: null });
@@ -132,7 +252,7 @@ test("exit without shutdown ends the server with 1, as the lifecycle says", asyn
 });
 
 test("closing the server's stdin ends it cleanly with 0", async () => {
-  const sidecar = await SidecarProcess.spawn({ command: PROMPTD, env: serverEnv(), stderr: "ignore" });
+  const sidecar = await SidecarProcess.spawn({ command: PROMPTD, env: serverEnv() });
   await sidecar.connection.end();
   assert.deepEqual(await sidecar.exited, { code: 0, signal: null });
 });
@@ -143,10 +263,6 @@ test("when the server dies, requests fail with ConnectionClosedError, not a hang
   await client.process?.exited;
   await assert.rejects(client.reminderKeys(), ConnectionClosedError);
   assert.equal((await client.stop()).step, "already");
-});
-
-test("an executable that does not exist makes start reject, with no process left behind", async () => {
-  await assert.rejects(PromptdClient.start({ command: "/nonexistent/promptd", stderr: "ignore" }), { code: "ENOENT" });
 });
 
 test("the server's stderr logs reach the host line by line, and stdout carries only frames", async () => {

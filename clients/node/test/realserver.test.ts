@@ -9,22 +9,24 @@ import { test } from "node:test";
 
 import {
   ConnectionClosedError,
+  DEFAULT_REQUEST_TIMEOUT_MS,
   ErrorCodes,
   PromptdClient,
   RequestTimeoutError,
   ResponseError,
   type Id,
+  type StartOptions,
 } from "../src/index.js";
 import { serverEnv, testServer } from "./support/env.js";
 
 const SERVER = testServer();
 const skip = "missing" in SERVER ? `test-method server unavailable: ${SERVER.missing}` : false;
 
-async function start(): Promise<PromptdClient> {
+async function start(options: StartOptions = {}): Promise<PromptdClient> {
   if ("missing" in SERVER) {
     throw new Error(SERVER.missing);
   }
-  return PromptdClient.start({ command: SERVER.command, args: SERVER.args, env: serverEnv(), stderr: "ignore" });
+  return PromptdClient.start({ command: SERVER.command, args: SERVER.args, env: serverEnv(), ...options });
 }
 
 function lateReplies(client: PromptdClient): Map<Id | null, ResponseError | undefined> {
@@ -124,6 +126,20 @@ test("a server request the client cannot serve is answered with an error the ser
   try {
     const result = (await client.request("test/ask_client", { timeout_ms: 5_000 })) as { failure: string | null };
     assert.equal(result.failure, "ClientError");
+  } finally {
+    await client.stop();
+  }
+});
+
+test("every request has a default timeout (30 s unless requestTimeoutMs says otherwise), and a call's timeoutMs overrides it", { skip }, async () => {
+  assert.equal(DEFAULT_REQUEST_TIMEOUT_MS, 30_000);
+  const client = await start({ requestTimeoutMs: 150 });
+  try {
+    const started = Date.now();
+    await assert.rejects(client.request("test/sleep", { ms: 30_000 }), (error: unknown) => error instanceof RequestTimeoutError && error.timeoutMs === 150);
+    assert.ok(Date.now() - started < 5_000);
+    assert.deepEqual(await client.request("test/sleep", { ms: 400, tag: "longer" }, { timeoutMs: 5_000 }), { tag: "longer" });
+    assert.deepEqual(await client.request("test/sleep", { ms: 400, tag: "unbounded" }, { timeoutMs: 0 }), { tag: "unbounded" });
   } finally {
     await client.stop();
   }

@@ -75,7 +75,7 @@ for (const { name, vector } of CASES) {
 }
 
 test("every vector gives the same answer on a fresh server and concurrently, in reverse order", async () => {
-  const { client } = await startClient({ initialize: false });
+  const { client } = await startClient();
   try {
     const reversed = [...CASES].reverse();
     const outcomes = await Promise.all(reversed.map(({ vector }) => outcome(client, vector)));

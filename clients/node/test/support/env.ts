@@ -26,7 +26,7 @@ export async function startClient(options: StartOptions = {}): Promise<{ client:
   const client = await PromptdClient.start({
     command: PROMPTD,
     env: serverEnv(),
-    stderr: (line) => stderr.push(line),
+    onStderr: (line) => stderr.push(line),
     ...options,
   });
   return { client, stderr };
