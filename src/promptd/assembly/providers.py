@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from promptd.assembly.memory import read_project_memory
 from promptd.assembly.model import Kind, ProviderSkipped, ProviderSpec, Scope, SkipReason
 
 
@@ -168,47 +169,13 @@ def builtin_env(spec: ProviderSpec, view: ProviderView) -> str | None:
     return changed(view, spec.key, "\n".join(lines))
 
 
-MEMORY_FILES = ("AGENTS.md", "CLAUDE.md")
-
-
 async def builtin_project_memory(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
+    """AGENTS.md / CLAUDE.md under the rules of promptd.assembly.memory (no symlinks, regular files
+    of promptd's user or root only, bounded walk)."""
     if not view.cwd:
         return None
     text = await asyncio.to_thread(read_project_memory, Path(view.cwd), view.project_memory_max_chars)
     return changed(view, spec.key, text)
-
-
-def read_project_memory(cwd: Path, max_chars: int) -> str | None:
-    """AGENTS.md and CLAUDE.md from the working directory up to the repository root (the first
-    folder holding .git) or the file system root; the outermost first, so the nearest file has the
-    last word."""
-    found: list[Path] = []
-    folder = cwd
-    while True:
-        for name in MEMORY_FILES:
-            candidate = folder / name
-            if candidate.is_file():
-                found.append(candidate)
-        if (folder / ".git").exists() or folder.parent == folder:
-            break
-        folder = folder.parent
-    if not found:
-        return None
-    parts = []
-    for path in reversed(found):
-        try:
-            # A UTF-8 character is at most 4 bytes: reading 4x the character cap is always enough,
-            # and a huge file is never read whole.
-            content = read_capped(path, 4 * max_chars)
-        except ProviderSkipped as exc:
-            if exc.reason is SkipReason.TOO_LARGE:
-                raise ProviderSkipped(SkipReason.TOO_LARGE, f"project memory over {max_chars} characters") from exc
-            continue
-        parts.append(f"Contents of {path}:\n{(content or '').strip()}")
-    text = "\n\n".join(parts)
-    if len(text) > max_chars:
-        raise ProviderSkipped(SkipReason.TOO_LARGE, f"project memory over {max_chars} characters")
-    return text or None
 
 
 def builtin_file_modified(spec: ProviderSpec, view: ProviderView) -> str | None:
