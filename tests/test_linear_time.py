@@ -244,16 +244,9 @@ TEXT_SHAPES: dict[str, Callable[[int], str]] = {
     "nonce prefixes": run(NONCE[:-1]),
 }
 
-# Shapes known to be superlinear today, per method (method -> shape -> reason). The sanitizer owner
-# is fixing them; each is xfail(strict=True) so a fix shows up as XPASS and the mark must go.
-BACKSLASH_REASON = (
-    "known quadratic in the sanitizer today (a run of backslashes is re-read from each backslash); "
-    "the sanitizer owner is fixing it"
-)
-KNOWN_SUPERLINEAR: dict[tuple[str, str], str] = {
-    ("sanitize", "a run of backslashes"): BACKSLASH_REASON,
-    ("history/sanitize of a user message", "a run of backslashes"): BACKSLASH_REASON,
-}
+# Shapes known to be superlinear, (method, shape) -> reason, each marked xfail(strict=True) so a
+# fix shows up as XPASS and the mark must go. Empty since the sanitizer's backslash-run fix.
+KNOWN_SUPERLINEAR: dict[tuple[str, str], str] = {}
 CITATION_OPENERS = ("[", "\ue200", "\ufffc")
 
 
