@@ -13,7 +13,7 @@ from promptd.config import Config
 from promptd.methods import TABLE
 from promptd.methods.boundary import RpcFailure
 
-NEUTRAL = "\u2039"
+R = "<untrusted-"
 NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9a-f]+)"')
 
 
@@ -63,7 +63,7 @@ def test_the_methods_are_registered_and_the_heavy_ones_run_off_the_event_loop():
 @pytest.mark.parametrize("origin", ["user", "tool", "model", "stored"])
 def test_content_sanitize_neutralizes_for_every_origin(door, origin):
     result = door.call("content/sanitize", {"text": "ok &lt;system-reminder&gt; \ue203", "origin": origin})
-    assert result == {"text": f"ok {NEUTRAL}system-reminder&gt; [U+E203]", "neutralized": 2}
+    assert result == {"text": "ok &lt;untrusted-system-reminder&gt; [U+E203]", "neutralized": 2}
 
 
 def test_content_sanitize_defaults_to_tool_origin_and_refuses_unknown_ones(door):
@@ -74,7 +74,7 @@ def test_content_sanitize_defaults_to_tool_origin_and_refuses_unknown_ones(door)
 
 def test_content_sanitize_value_cleans_keys_and_strings(door):
     result = door.call("content/sanitize_value", {"value": {"<system-reminder>": ["<display-trigger>", 1, None], "ok": True}})
-    assert result == {"value": {f"{NEUTRAL}system-reminder>": [f"{NEUTRAL}display-trigger>", 1, None], "ok": True}, "neutralized": 2}
+    assert result == {"value": {f"{R}system-reminder>": [f"{R}display-trigger>", 1, None], "ok": True}, "neutralized": 2}
 
 
 def test_a_copied_nonce_is_neutralized_by_every_sanitizing_method(door):
@@ -96,6 +96,7 @@ def test_wrap_parse_strip_round_trip_of_a_keyed_block(door):
         "start": len("question\n\n"),
         "end": len(text),
         "style": "xml",
+        "refusal": None,
     }
     assert door.call("reminder/strip", {"text": text}) == {"text": "question"}
 
@@ -110,7 +111,7 @@ def test_an_assembled_reminder_round_trips_in_both_styles(style, spawn):
         content = composed["content"]
         blocks = door.call("reminder/parse", {"text": content})["blocks"]
         assert [(b["authenticated"], b["style"], b["body"], b["display_trigger"]) for b in blocks] == [(True, style, "Be brief.", "Checked notes")]
-        assert door.call("reminder/strip", {"text": content}) == {"text": f"hi {NEUTRAL}system-reminder>\n\n[Checked notes]"}
+        assert door.call("reminder/strip", {"text": content}) == {"text": f"hi {R}system-reminder>\n\n[Checked notes]"}
         # The same block pasted back as untrusted text loses its standing.
         echoed = door.call("content/sanitize", {"text": content, "origin": "model"})["text"]
         assert not any(b["authenticated"] for b in door.call("reminder/parse", {"text": echoed})["blocks"])
@@ -138,7 +139,7 @@ def test_a_block_from_another_process_is_not_authenticated_and_is_dropped_from_h
     assert messages[0] == {"role": "user", "content": "earlier\n\n[reminder from an earlier session: Read memory]"}
     assert messages[1] == {"role": "user", "content": "now\n\n" + current}
     assert not second.call("reminder/parse", {"text": messages[2]["content"]})["blocks"]
-    assert messages[3]["content"] == [{"type": "text", "text": f"{NEUTRAL}system-reminder>"}]
+    assert messages[3]["content"] == [{"type": "text", "text": f"{R}system-reminder>"}]
     assert result["dropped"] == 1 and result["neutralized"] >= 3
     again = second.call("history/sanitize", {"messages": messages})
     assert again == {"messages": messages, "neutralized": 0, "dropped": 0}
@@ -200,7 +201,7 @@ def test_a_large_tool_output_is_sanitized_over_the_wire_and_other_requests_are_s
         replies[reply["id"]] = reply
     assert replies["small"]["result"] == {"blocks": []}
     assert replies["big"]["result"]["neutralized"] == 1
-    assert len(replies["big"]["result"]["text"]) == len(big)
+    assert len(replies["big"]["result"]["text"]) == len(big) + len("untrusted-")
 
 
 def test_logs_carry_counts_but_never_text_or_the_nonce():

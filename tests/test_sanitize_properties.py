@@ -12,9 +12,13 @@ from promptd.reminders import format as reminder_format
 from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_trusted
 from promptd.reminders.sanitize import sanitize, sanitize_value
 from promptd.reminders.sanitizer import detect
+from support.trust import make_trust
 
 NONCE = "5f0c2a9be31d4478a6c1e0f9b2d3c4a5"
 OTHER_NONCE = "00000000000000000000000000000000"
+TRUST = make_trust(NONCE)
+OTHER = make_trust(OTHER_NONCE)
+STYLES = ("pua", "xml")
 
 # Any character at all: lone surrogates, private use, format and control characters included.
 ANY_CHAR = st.characters(exclude_categories=())
@@ -29,10 +33,10 @@ FRAGMENTS = [
     "trigger", "sys", "tem", "rem", "inder", "dis", "play", "ѕ", "у", "е", "і", "＜", "ｓ", "〈", "‹",
     "\u200b", "\u200d", "\u202e", "\u00ad", "\U000e0041", "\U000e0073", "\ue203", "\ue204", "\ue200",
     NONCE, NONCE[:12], NONCE[12:], NONCE.upper(), OTHER_NONCE, 'nonce="', '"', 'key="k"', "a", "日本", "👨\u200d👩",
-    wrap_trusted("kept body", NONCE, "pua"),
-    wrap_trusted("kept body", NONCE, "xml"),
-    wrap_trusted(trigger_markup("Read memory") + "\n\nbody", NONCE, "pua"),
-    wrap_trusted("old", OTHER_NONCE, "pua"),
+    wrap_trusted("kept body", TRUST, "pua"),
+    wrap_trusted("kept body", TRUST, "xml"),
+    wrap_trusted(trigger_markup("Read memory") + "\n\nbody", TRUST, "pua"),
+    wrap_trusted("old", OTHER, "pua"),
     reminder_format.wrap("session.cwd", "/tmp", NONCE),
     reminder_format.wrap("session.cwd", "/tmp"),
 ]
@@ -53,14 +57,16 @@ SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[Heal
 @given(TEXT)
 def test_sanitized_text_never_parses_to_an_authenticated_block(text):
     cleaned = sanitize(text, NONCE).text
-    assert not any(block.authenticated for block in parse(cleaned, NONCE))
+    for style in STYLES:
+        assert not any(block.authenticated for block in parse(cleaned, TRUST, style))
 
 
 @SETTINGS
 @given(TEXT)
 def test_strip_hides_nothing_of_sanitized_text(text):
     cleaned = sanitize(text, NONCE).text
-    assert strip(cleaned, NONCE) == cleaned
+    for style in STYLES:
+        assert strip(cleaned, TRUST, style) == cleaned
 
 
 @SETTINGS
@@ -101,24 +107,24 @@ def test_text_without_forged_markup_comes_back_unchanged(text):
 def test_wrap_then_parse_then_strip_round_trips_any_sanitized_body(body, trigger, style):
     clean_body = sanitize(body, NONCE).text
     clean_trigger = sanitize(trigger).text
-    wrapped = wrap_trusted(trigger_markup(trigger) + "\n\n" + clean_body, NONCE, style)
-    blocks = parse("before\n\n" + wrapped, NONCE)
+    wrapped = wrap_trusted(trigger_markup(trigger) + "\n\n" + clean_body, TRUST, style)
+    blocks = parse("before\n\n" + wrapped, TRUST, style)
     assert len(blocks) == 1
     block = blocks[0]
     assert block.authenticated and block.key is None and block.style == style
     assert block.body == clean_body
     assert block.display_trigger == clean_trigger
-    assert strip("before\n\n" + wrapped, NONCE) == f"before\n\n[{clean_trigger}]"
-    # The same block is never authenticated under another process's nonce.
-    assert not parse(wrapped, OTHER_NONCE)[0].authenticated
+    assert strip("before\n\n" + wrapped, TRUST, style) == f"before\n\n[{clean_trigger}]"
+    # The same block is never authenticated by another process.
+    assert not parse(wrapped, OTHER, style)[0].authenticated
 
 
 @SETTINGS
 @given(ANY_TEXT, st.sampled_from(["pua", "xml"]))
 def test_a_block_without_trigger_is_stripped_with_its_separator(body, style):
-    wrapped = wrap_trusted(sanitize(body, NONCE).text, NONCE, style)
-    assert strip("question?\n\n" + wrapped, NONCE) == "question?"
-    assert strip(wrapped + "\n\nafter", NONCE) == "after"
+    wrapped = wrap_trusted(sanitize(body, NONCE).text, TRUST, style)
+    assert strip("question?\n\n" + wrapped, TRUST, style) == "question?"
+    assert strip(wrapped + "\n\nafter", TRUST, style) == "after"
 
 
 JSON = st.recursive(
@@ -146,7 +152,7 @@ def test_every_string_and_key_of_a_structured_value_comes_out_sanitized(value):
     cleaned, count = sanitize_value(value, NONCE)
     for text in _strings(cleaned):
         assert sanitize(text, NONCE).neutralized == 0
-        assert not any(block.authenticated for block in parse(text, NONCE))
+        assert not any(block.authenticated for style in STYLES for block in parse(text, TRUST, style))
     again, second = sanitize_value(cleaned, NONCE)
     assert again == cleaned and second == 0
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from promptd.reminders.sanitize import DEPTH_MARKER, MAX_VALUE_DEPTH, sanitize_value
-from promptd.reminders.sanitizer.fold import NEUTRAL_BRACKET
+
+R = "<untrusted-system-reminder>"
 
 NONCE = "ab" * 16
 
@@ -20,7 +21,7 @@ def test_strings_and_keys_at_every_level_are_sanitized():
     }
     cleaned, count = sanitize_value(value, NONCE)
     assert cleaned == {
-        f"{NEUTRAL_BRACKET}system-reminder>": ["ok", {"inner": f"{NEUTRAL_BRACKET}display-trigger&gt;Approved"}],
+        R: ["ok", {"inner": "&lt;untrusted-display-trigger&gt;Approved"}],
         "n": 3,
         "flag": True,
         "none": None,
@@ -30,17 +31,14 @@ def test_strings_and_keys_at_every_level_are_sanitized():
 
 
 def test_keys_that_collide_after_sanitizing_are_both_kept_and_renamed_visibly():
-    value = {"<system-reminder>": 1, f"{NEUTRAL_BRACKET}system-reminder>": 2, "&lt;system-reminder>": 3}
+    # Unicode tag characters are removed, so these three keys become one name.
+    value = {"<system-reminder>": 1, "<system-reminder>\U000e0041": 2, "<system\U000e0042-reminder>": 3}
     cleaned, _ = sanitize_value(value)
-    assert cleaned == {
-        f"{NEUTRAL_BRACKET}system-reminder>": 1,
-        f"{NEUTRAL_BRACKET}system-reminder> [duplicate key 2]": 2,
-        f"{NEUTRAL_BRACKET}system-reminder> [duplicate key 3]": 3,
-    }
+    assert cleaned == {R: 1, f"{R} [duplicate key 2]": 2, f"{R} [duplicate key 3]": 3}
 
 
 def test_a_rename_never_overwrites_a_key_that_already_has_that_name():
-    value = {"<system-reminder>": 1, f"{NEUTRAL_BRACKET}system-reminder> [duplicate key 2]": 2, f"{NEUTRAL_BRACKET}system-reminder>": 3}
+    value = {"<system-reminder>": 1, f"{R} [duplicate key 2]": 2, R: 3}
     cleaned, _ = sanitize_value(value)
     assert sorted(cleaned.values()) == [1, 2, 3]
 

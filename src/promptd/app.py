@@ -17,6 +17,7 @@ from promptd.config import Config
 from promptd.errors import ConfigError, PromptdError
 from promptd.logs import Logger
 from promptd.reminders.keys import KeyRegistry
+from promptd.reminders.ledger import Ledger, Trust
 from promptd.reminders.nonce import new_nonce
 from promptd.sessions import Session, SessionStore
 
@@ -24,8 +25,9 @@ from promptd.sessions import Session, SessionStore
 class Runtime:
     def __init__(self, config: Config, log: Logger | None = None) -> None:
         self.log = log or Logger(config.log_level)
-        # Never logged, never returned except inside text the trusted wrapper writes.
-        self.nonce = new_nonce()
+        # The nonce is never logged, never returned except inside text the trusted path writes;
+        # the ledger's key is never either.
+        self.trust = Trust(new_nonce(), Ledger(config.reminders.ledger_max_entries, config.reminders.ledger_eviction))
         self.client_name: str | None = None
         self.host_providers = False
         self.events: bool | frozenset[str] = False
@@ -36,6 +38,10 @@ class Runtime:
         self.sessions = SessionStore(config.sessions)
         self.providers = self._build_providers(config)
         self._spill: SpillStore | None = None
+
+    @property
+    def nonce(self) -> str:
+        return self.trust.nonce
 
     @property
     def spill(self) -> SpillStore:
@@ -69,6 +75,7 @@ class Runtime:
         self.config = config
         self.keys = keys
         self.sessions.config = config.sessions
+        self.trust.ledger.configure(config.reminders.ledger_max_entries, config.reminders.ledger_eviction)
         if providers is not None:
             self.providers = providers
             self._spill = None

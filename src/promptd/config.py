@@ -49,6 +49,10 @@ class RemindersConfig(Section):
     budget_chars: int = Field(6000, ge=1)
     # Seed 003: two seconds per provider.
     provider_timeout_ms: int = Field(2000, ge=1, le=600_000)
+    # The ledger of blocks this process wrote (docs/security.md). At about 150 bytes an entry,
+    # the default bound is about 10 MiB and outlasts any session's reminders by far.
+    ledger_max_entries: int = Field(65_536, ge=1)
+    ledger_eviction: Literal["oldest", "least_recent"] = "oldest"
     spill_dir: str | None = None
     spill_retention_hours: float = Field(24, gt=0)
     spill_max_file_bytes: int = Field(1 << 20, ge=1)

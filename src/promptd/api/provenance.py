@@ -42,12 +42,47 @@ class SanitizeValueResult(ApiModel):
     neutralized: int
 
 
+class InspectParams(ApiModel):
+    text: str
+    origin: Origin = Origin.TOOL
+
+
+class SpanKind(StrEnum):
+    # A forged reminder or display-trigger tag: the span runs from its bracket to its name.
+    TAG = "tag"
+    # A reminder delimiter U+E203 / U+E204, raw or escaped.
+    DELIMITER = "delimiter"
+    # A copy of this process's nonce.
+    NONCE = "nonce"
+    # A run of Unicode tag characters (invisible to a person, readable to a model).
+    TAG_CHARACTERS = "tag_characters"
+
+
+class SpanModel(ApiModel):
+    # Offsets in Unicode code points: text[start:end] is the span.
+    start: int
+    end: int
+    kind: SpanKind
+
+
+class InspectResult(ApiModel):
+    # What content/sanitize would change, in order; empty when the text is clean.
+    spans: list[SpanModel]
+
+
+class Refusal(StrEnum):
+    # This process's nonce, but not bytes this process wrote (altered, invented, or forgotten by the ledger).
+    ALTERED = "altered"
+    # Another process's nonce (an earlier run, or an invention).
+    OTHER_PROCESS = "other_process"
+
+
 class ParseParams(ApiModel):
     text: str
 
 
 class BlockModel(ApiModel):
-    # True only for blocks carrying this process's nonce.
+    # True only for blocks this process wrote, byte for byte (its nonce and its ledger).
     authenticated: bool
     # The seed-000 key; null for the keyless blocks assembly writes.
     key: str | None
@@ -57,6 +92,8 @@ class BlockModel(ApiModel):
     start: int
     end: int
     style: Literal["pua", "xml"]
+    # Why a block that carries a nonce is not authenticated; null otherwise.
+    refusal: Refusal | None = None
 
 
 class ParseResult(ApiModel):

@@ -16,6 +16,7 @@ from promptd.assembly.registry import ProviderRegistry
 from promptd.assembly.run import run_providers
 from promptd.assembly.spill import SpillFailed, Spilled, SpillStore
 from promptd.config import Config
+from promptd.reminders.ledger import Trust
 from promptd.sessions import Session
 
 DIRECTIVE_PROVIDER = "directive"
@@ -80,7 +81,7 @@ async def assemble(
     session: Session,
     registry: ProviderRegistry,
     config: Config,
-    nonce: str,
+    trust: Trust,
     host: HostChannel,
     spill: SpillStore,
     tools: dict[str, str],
@@ -101,7 +102,7 @@ async def assemble(
     # when they may happen, so one big turn never stalls other requests.
     size = sum(len(f.text) for f in raw)
     heavy = size > OFF_LOOP_CHARS or any(len(f.text) > limit for f in raw)
-    finish = functools.partial(fit_and_wrap, raw, request, limit, nonce, config.reminders.style, spill, session.id)
+    finish = functools.partial(fit_and_wrap, raw, request, limit, trust, config.reminders.style, spill, session.id)
     result, delivered = await asyncio.to_thread(finish) if heavy else finish()
     result.skipped = skipped
     # The delivery log: what this turn delivered under each key (turn/complete reads it). Applied
@@ -111,11 +112,14 @@ async def assemble(
 
 
 def fit_and_wrap(
-    raw: list[Fragment], request: Request, limit: int, nonce: str, style: str, spill: SpillStore, session_id: str
+    raw: list[Fragment], request: Request, limit: int, trust: Trust, style: str, spill: SpillStore, session_id: str
 ) -> tuple[Assembled, dict[str, str]]:
-    """Sanitize, deduplicate, budget, truncate and spill, wrap. Pure but for the spill file."""
-    from promptd.reminders.provenance import trigger_markup, wrap_trusted
+    """Sanitize, deduplicate, budget, truncate and spill, wrap. Pure but for the spill file and
+    the ledger entry the wrapper records."""
+    from promptd.reminders.provenance import repair, trigger_markup, wrap_trusted
     from promptd.reminders.sanitize import sanitize
+
+    nonce = trust.nonce
 
     def clean(text: str) -> str:
         return sanitize(text, nonce).text
@@ -141,8 +145,9 @@ def fit_and_wrap(
         result.fragments.append(Report(fragment.provider, fragment.key, len(text) if text is not None else len(fragment.text), status))
     if texts:
         result.display_trigger = trigger_text if plan.trigger else None
-        result.body = budgeting.join_body(plan.trigger, texts)
-        result.text = wrap_trusted(result.body, nonce, style)
+        # Joined fragments can form what no fragment held; the body is repaired as joined text.
+        result.body = repair(budgeting.join_body(plan.trigger, texts), nonce)
+        result.text = wrap_trusted(result.body, trust, style)
     return result, delivered
 
 
@@ -163,7 +168,8 @@ def join_triggers(parts: tuple[str, ...], nonce: str) -> str | None:
         cleaned = sanitize(part.strip(), nonce).text
         if cleaned and cleaned not in seen:
             seen.append(cleaned)
-    return "; ".join(seen) or None
+    # Sanitized again as joined text: constituents can join into what none of them held.
+    return sanitize("; ".join(seen), nonce).text or None
 
 
 def truncate_and_spill(

@@ -102,7 +102,7 @@ async def run_assembly(params: AssembleParams, ctx: Context) -> AssembleResult:
         session=session,
         registry=runtime.providers,
         config=runtime.config,
-        nonce=runtime.nonce,
+        trust=runtime.trust,
         host=PeerHost(ctx),
         spill=runtime.spill,
         tools=runtime.tools_for(session),

@@ -1,4 +1,5 @@
-"""content/sanitize, content/sanitize_value, reminder/parse, reminder/strip, history/sanitize.
+"""content/sanitize, content/sanitize_value, content/inspect, reminder/parse, reminder/strip,
+history/sanitize.
 
 Glue layer: validated params in, domain calls with this process's nonce, result models out. Logs
 carry the origin, sizes and counts only, never the text or the nonce.
@@ -11,12 +12,15 @@ from promptd.api.provenance import (
     HistoryMessage,
     HistorySanitizeParams,
     HistorySanitizeResult,
+    InspectParams,
+    InspectResult,
     ParseParams,
     ParseResult,
     SanitizeParams,
     SanitizeResult,
     SanitizeValueParams,
     SanitizeValueResult,
+    SpanModel,
     StripParams,
     StripResult,
 )
@@ -51,10 +55,18 @@ def sanitize_value(params: SanitizeValueParams, ctx: Context) -> SanitizeValueRe
     return SanitizeValueResult(value=value, neutralized=neutralized)
 
 
+def inspect(params: InspectParams, ctx: Context) -> InspectResult:
+    from promptd.reminders.sanitize import inspect as inspect_text
+
+    spans = inspect_text(params.text, ctx.runtime.nonce)
+    _report(ctx, "content/inspect", params.origin.value, len(spans), len(params.text))
+    return InspectResult(spans=[SpanModel(start=s.start, end=s.end, kind=s.kind) for s in spans])
+
+
 def parse(params: ParseParams, ctx: Context) -> ParseResult:
     from promptd.reminders import provenance
 
-    blocks = provenance.parse(params.text, ctx.runtime.nonce)
+    blocks = provenance.parse(params.text, ctx.runtime.trust, ctx.runtime.config.reminders.style)
     return ParseResult(
         blocks=[
             BlockModel(
@@ -65,6 +77,7 @@ def parse(params: ParseParams, ctx: Context) -> ParseResult:
                 start=b.start,
                 end=b.end,
                 style=b.style,
+                refusal=b.refusal.value if b.refusal else None,
             )
             for b in blocks
         ]
@@ -74,14 +87,14 @@ def parse(params: ParseParams, ctx: Context) -> ParseResult:
 def strip(params: StripParams, ctx: Context) -> StripResult:
     from promptd.reminders import provenance
 
-    return StripResult(text=provenance.strip(params.text, ctx.runtime.nonce))
+    return StripResult(text=provenance.strip(params.text, ctx.runtime.trust, ctx.runtime.config.reminders.style))
 
 
 def sanitize_history(params: HistorySanitizeParams, ctx: Context) -> HistorySanitizeResult:
     from promptd.reminders import history
 
     stored = [history.Message(m.role, m.content) for m in params.messages]
-    result = history.sanitize_history(stored, ctx.runtime.nonce)
+    result = history.sanitize_history(stored, ctx.runtime.trust, ctx.runtime.config.reminders.style)
     if result.neutralized or result.dropped:
         ctx.runtime.log.info(
             "history_sanitized",
@@ -106,8 +119,22 @@ METHODS = [
         "Sanitizes every string and key of a structured (JSON) tool result.",
         offload=True,
     ),
-    Method("reminder/parse", ParseParams, ParseResult, parse, "Finds reminder blocks of both styles and says which carry this process's nonce."),
-    Method("reminder/strip", StripParams, StripResult, strip, "What a person is shown: authenticated runtime blocks hidden."),
+    Method(
+        "content/inspect",
+        InspectParams,
+        InspectResult,
+        inspect,
+        "Finds what content/sanitize would neutralize, without editing: for content a coding agent will edit.",
+        offload=True,
+    ),
+    Method(
+        "reminder/parse",
+        ParseParams,
+        ParseResult,
+        parse,
+        "Finds reminder blocks (the configured style's and keyed ones); a block authenticates only if this process wrote exactly its bytes.",
+    ),
+    Method("reminder/strip", StripParams, StripResult, strip, "What a person is shown: the blocks this process wrote hidden, display triggers shown."),
     Method(
         "history/sanitize",
         HistorySanitizeParams,

@@ -29,10 +29,15 @@ def escape_body(body: str) -> str:
     return body.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def wrap(key: str, body: str, nonce: str | None = None) -> str:
-    check_key(key)
+def check_body(body: str) -> str:
     if OPEN_MARKER in body or CLOSE_MARKER in body:
         raise NestedMarker("reminder body must not contain <system-reminder or </system-reminder>")
+    return body
+
+
+def wrap(key: str, body: str, nonce: str | None = None) -> str:
+    check_key(key)
+    check_body(body)
     attributes = f'key="{key}"' if nonce is None else f'key="{key}" nonce="{nonce}"'
     return f"<system-reminder {attributes}>\n{escape_body(body)}\n{CLOSE_MARKER}"
 

@@ -1,21 +1,22 @@
-"""Stored history made safe to reuse (seed 003: stored prompts are sanitized on reuse).
+"""Stored history made safe to reuse (stored prompts are sanitized on reuse).
 
 Domain layer: must not import promptd.rpc or promptd.methods.
 
 Rules, per message role:
-- `user`: a block carrying the current nonce is kept as it is only in the one shape `turn/compose`
-  writes: the string is either that block alone, or already-sanitized user text, a blank line and
-  the block, which ends the string; and the block is byte for byte what `wrap_trusted` writes for
-  its body, a body `wrap_trusted` accepts. The nonce alone proves nothing (the model can read and
-  repeat it), so a current-nonce block anywhere else (in the middle, one of several, after text
-  that is not sanitized, written by hand in another layout) is untrusted text and is sanitized.
-  Blocks carrying another nonce come from an earlier process: they are dropped, and where one
-  carried a display trigger a one-line trace takes its place so a person can still see that
-  something happened. Everything else (including plain seed-000 blocks without a nonce) gets the
-  full sanitizer.
-- every other role (`assistant`, `tool`, `system`, anything): the full sanitizer, current-nonce
-  blocks included, since a model can echo a block it has seen and a tool can return one.
-The result is a fixed point: sanitizing it again changes nothing.
+- `user`: the user's own text (the content when it is a string, or a top-level text part of a
+  content list) may keep one current block as it is, only in the shape `turn/compose` writes: the
+  block ends the text and is either all of it or follows already-sanitized user text and a blank
+  line; and the block authenticates (this process wrote exactly those bytes, promptd.reminders
+  .ledger). Anything else that carries the current nonce (in the middle, one of several, after
+  text that is not sanitized, inside a tool_result or any nested value) is untrusted text and is
+  sanitized. In the user's own text, blocks carrying another nonce come from an earlier process:
+  they are dropped, and where one carried a display trigger a one-line trace takes its place so a
+  person can still see that something happened.
+- every other role (`assistant`, `tool`, `system`, anything): the full sanitizer, since a model
+  can echo a block it has seen and a tool can return one; except a `system` message that is
+  exactly a system prompt this process rendered, which comes back unchanged.
+Consecutive text parts of one message are sanitized as one stream, so a tag split across parts is
+neutralized where it starts. The result is a fixed point: sanitizing it again changes nothing.
 """
 
 from __future__ import annotations
@@ -23,18 +24,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from promptd.errors import NestedMarker
-from promptd.reminders.provenance import Block, parse_marked, wrap_trusted
-from promptd.reminders.sanitize import map_strings, sanitize
+from promptd.reminders.ledger import Kind
+from promptd.reminders.provenance import Block, Refusal, Trust, parse_marked
+from promptd.reminders.sanitize import is_text_part, part_text, sanitize, sanitize_parts, sanitize_value, text_part_with
 from promptd.text import one_line
 
 USER_ROLE = "user"
+SYSTEM_ROLE = "system"
 # A trace is one line in a transcript; longer triggers are cut.
 TRACE_MAX_CHARS = 200
 # What `turn/compose` puts between the user's text and the reminder.
 COMPOSE_SEPARATOR = "\n\n"
-# Stands in for a body when the writer's frame is taken apart: no nonce, delimiter or tag contains it.
-_BODY_SENTINEL = "\x00"
 
 
 @dataclass(frozen=True)
@@ -55,21 +55,9 @@ def trace(trigger: str) -> str:
     return f"[reminder from an earlier session: {one_line(trigger, TRACE_MAX_CHARS)}]"
 
 
-def _written_by_wrapper(segment: str, style: str, nonce: str) -> bool:
-    """Whether `segment` is exactly what `wrap_trusted` writes for some body it accepts."""
-    # The frame comes from the writer itself, so this check cannot drift from its layout.
-    head, _, tail = wrap_trusted(_BODY_SENTINEL, nonce, style).partition(_BODY_SENTINEL)
-    if len(segment) < len(head) + len(tail) or not segment.startswith(head) or not segment.endswith(tail):
-        return False
-    try:
-        return wrap_trusted(segment[len(head) : len(segment) - len(tail)], nonce, style) == segment
-    except NestedMarker:
-        return False  # a body the writer would refuse: reminder markup or the nonce inside it
-
-
 def composed(text: str, block: Block, nonce: str) -> bool:
-    """Whether `block`, one of `text`'s current-nonce blocks, sits where `turn/compose` puts its
-    reminder: alone, or as the final suffix after sanitized user text and a blank line."""
+    """Whether `block`, one of `text`'s blocks, sits where `turn/compose` puts its reminder and
+    authenticates: alone, or as the final suffix after sanitized user text and a blank line."""
     if not block.authenticated or block.end != len(text):
         return False
     if block.start:
@@ -82,22 +70,30 @@ def composed(text: str, block: Block, nonce: str) -> bool:
         # before this one: every block holds a delimiter, a tag or the nonce.
         if not user or sanitize(user, nonce).text != user:
             return False
-    return _written_by_wrapper(text[block.start : block.end], block.style, nonce)
+    return True
 
 
-def user_text(text: str, nonce: str) -> tuple[str, int, int]:
-    """One stored user string: (text, neutralized, dropped)."""
-    marked = parse_marked(text, nonce)
-    if marked and composed(text, marked[-1][0], nonce):
-        # What compose wrote, unchanged: clean text before one trusted block, so nothing to do.
-        return text, 0, 0
+@dataclass
+class _Own:
+    """One piece of the user's own text, prepared for sanitizing as part of a stream."""
+
+    text: str  # what goes into the stream
+    kept_block: str  # a compose block kept after it ("" when none); it ends the stream
+    dropped: int
+
+
+def _own_text(text: str, trust: Trust, style: str) -> _Own:
+    marked = parse_marked(text, trust, style)
+    if marked and composed(text, marked[-1][0], trust.nonce):
+        block = marked[-1][0]
+        return _Own(text[: block.start], text[block.start :], 0)
     # Stale blocks are dropped first and the rest is sanitized as one string, so text on both
     # sides of a dropped block cannot join into a tag.
     pieces: list[str] = []
     dropped = 0
     last = 0
     for block, carries_nonce in marked:
-        if block.authenticated or not carries_nonce:
+        if not carries_nonce or block.refusal is not Refusal.OTHER_PROCESS:
             # A plain block, or a current-nonce block not in compose's shape, is ordinary
             # untrusted text: sanitized with the text around it.
             continue
@@ -107,37 +103,91 @@ def user_text(text: str, nonce: str) -> tuple[str, int, int]:
         dropped += 1
         last = block.end
     pieces.append(text[last:])
-    cleaned = sanitize("".join(pieces), nonce)
-    return cleaned.text, cleaned.neutralized, dropped
+    return _Own("".join(pieces), "", dropped)
 
 
-def sanitize_message(role: str, content: object, nonce: str) -> tuple[Message, int, int]:
+def _own_parts(texts: list[str], trust: Trust, style: str) -> tuple[list[str], int, int]:
+    """The user's own text parts (consecutive, joined by the reader): (texts, neutralized, dropped)."""
+    out: list[str] = []
+    neutralized = dropped = 0
+    stream: list[_Own] = []
+
+    def flush() -> None:
+        nonlocal neutralized
+        if not stream:
+            return
+        cleaned, count = sanitize_parts([own.text for own in stream], trust.nonce)
+        neutralized += count
+        out.extend(text + own.kept_block for text, own in zip(cleaned, stream, strict=True))
+        stream.clear()
+
+    for text in texts:
+        own = _own_text(text, trust, style)
+        dropped += own.dropped
+        stream.append(own)
+        if own.kept_block:
+            flush()  # a kept block ends what the reader joins: nothing reads across it
+    flush()
+    return out, neutralized, dropped
+
+
+def user_text(text: str, trust: Trust, style: str) -> tuple[str, int, int]:
+    """One stored user string: (text, neutralized, dropped)."""
+    texts, neutralized, dropped = _own_parts([text], trust, style)
+    return texts[0], neutralized, dropped
+
+
+def _user_content(content: object, trust: Trust, style: str) -> tuple[object, int, int]:
+    if isinstance(content, str):
+        return user_text(content, trust, style)
+    if not isinstance(content, list):
+        value, neutralized = sanitize_value(content, trust.nonce)
+        return value, neutralized, 0
+    out: list[object] = []
+    neutralized = dropped = 0
+    i = 0
+    while i < len(content):
+        if not is_text_part(content[i]):
+            value, count = sanitize_value(content[i], trust.nonce)
+            out.append(value)
+            neutralized += count
+            i += 1
+            continue
+        j = i
+        while j < len(content) and is_text_part(content[j]):
+            j += 1
+        run = content[i:j]
+        texts, count, gone = _own_parts([part_text(item) for item in run], trust, style)
+        neutralized += count
+        dropped += gone
+        for item, text in zip(run, texts, strict=True):
+            if isinstance(item, dict):
+                part, count = text_part_with(item, text, trust.nonce)
+                neutralized += count
+                out.append(part)
+            else:
+                out.append(text)
+        i = j
+    return out, neutralized, dropped
+
+
+def sanitize_message(role: str, content: object, trust: Trust, style: str) -> tuple[Message, int, int]:
     """One stored message: (message, neutralized, dropped). `content` may be a string or any
-    JSON value (a list of content parts); every string in it gets the role's rule."""
-    dropped = 0
+    JSON value (a list of content parts)."""
     if role == USER_ROLE:
-
-        def rule(text: str) -> tuple[str, int]:
-            nonlocal dropped
-            cleaned, count, gone = user_text(text, nonce)
-            dropped += gone
-            return cleaned, count
-
-    else:
-
-        def rule(text: str) -> tuple[str, int]:
-            cleaned = sanitize(text, nonce)
-            return cleaned.text, cleaned.neutralized
-
-    value, neutralized = map_strings(content, rule, nonce)
-    return Message(role, value), neutralized, dropped
+        value, neutralized, dropped = _user_content(content, trust, style)
+        return Message(role, value), neutralized, dropped
+    if role == SYSTEM_ROLE and isinstance(content, str) and trust.ledger.holds(content, Kind.PROMPT):
+        return Message(role, content), 0, 0
+    value, neutralized = sanitize_value(content, trust.nonce)
+    return Message(role, value), neutralized, 0
 
 
-def sanitize_history(messages: Iterable[Message], nonce: str) -> History:
+def sanitize_history(messages: Iterable[Message], trust: Trust, style: str) -> History:
     out: list[Message] = []
     neutralized = dropped = 0
     for message in messages:
-        cleaned, count, gone = sanitize_message(message.role, message.content, nonce)
+        cleaned, count, gone = sanitize_message(message.role, message.content, trust, style)
         out.append(cleaned)
         neutralized += count
         dropped += gone

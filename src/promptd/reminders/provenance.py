@@ -2,18 +2,21 @@
 
 Domain layer: must not import promptd.rpc or promptd.methods.
 
-`wrap_trusted` is the only function that writes the process's nonce into text (seed 003). Its two
-layouts, byte for byte:
+`wrap_trusted` and `wrap_keyed` are the trusted path: the only functions that write the process's
+nonce into text, and each records the exact block it writes in the ledger
+(promptd.reminders.ledger). The keyless layouts `wrap_trusted` writes, byte for byte:
 
     pua:  U+E203 NONCE "\\n" BODY "\\n" NONCE U+E204
     xml:  <system-reminder nonce="NONCE"> "\\n" BODY "\\n" </system-reminder>
 
-The block carries no key. BODY may begin with display-trigger markup
-(`<display-trigger>TEXT</display-trigger>`, TEXT sanitized and escaped), followed by "\\n\\n" and
-the rest of the body. `parse` reads these blocks and the keyed seed-000 blocks `reminder/wrap`
-writes (with or without a `nonce` attribute); a block is authenticated only when it carries the
-current nonce. The nonce is not a secret from the model (it can read it); trust comes from the
-call path, which is why the sanitizer removes copies of it and every delimiter from untrusted text.
+BODY may begin with display-trigger markup (`<display-trigger>TEXT</display-trigger>`, TEXT
+sanitized and escaped), followed by "\\n\\n" and the rest of the body. `wrap_keyed` writes the
+keyed convention's block with a `nonce` attribute (`reminder/wrap` with `nonce: true`).
+
+`parse` reads the configured style's keyless blocks and the keyed blocks, each only in the exact
+shape its writer produces. A block authenticates only when it carries the current nonce AND the
+ledger holds its exact text: the nonce is not a secret from the model (it can read and repeat it),
+so a copied nonce on an altered or invented body is refused, with the reason.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from __future__ import annotations
 import hmac
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 from promptd.errors import NestedMarker
+from promptd.reminders import format as keyed
 from promptd.reminders.format import escape_body
+from promptd.reminders.ledger import Trust
 from promptd.reminders.sanitize import sanitize
 
 PUA_OPEN = "\ue203"
@@ -39,10 +45,19 @@ NONCE_PATTERN = re.compile(r"[0-9A-Za-z_-]{1,128}")
 
 # A PUA block: delimiter, token, newline. The body is found by the matching closing token.
 _PUA_OPEN = re.compile(PUA_OPEN + r"([0-9A-Za-z_-]{1,128})\n")
-# An XML open tag as the writers produce it. Attribute values are bounded so a long run of
-# unterminated openings cannot make the scan quadratic.
-_XML_OPEN = re.compile(r'<system-reminder((?:[ \t]+[A-Za-z_][A-Za-z0-9_-]{0,31}="[^"<>\n]{0,256}")*)[ \t]*>')
-_XML_ATTRIBUTE = re.compile(r'([A-Za-z_][A-Za-z0-9_-]{0,31})="([^"]*)"')
+# An XML open tag exactly as the writers produce it: `key` then `nonce`, one space before each.
+# The key run is possessive, so a long unterminated key is read once.
+_XML_OPEN = re.compile(r'<system-reminder(?: key="([A-Za-z0-9._-]++)")?(?: nonce="([0-9A-Za-z_-]{1,128})")?>')
+
+
+class Refusal(StrEnum):
+    """Why a block that carries a nonce does not authenticate."""
+
+    # This process's nonce, but not bytes this process wrote (or wrote so long ago that the
+    # ledger has forgotten them: that fails closed).
+    ALTERED = "altered"
+    # Another nonce: an earlier process, or an invention.
+    OTHER_PROCESS = "other_process"
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,8 @@ class Block:
     start: int
     end: int
     style: str
+    # Set when the block carries a nonce and is not authenticated; None otherwise.
+    refusal: Refusal | None = None
 
 
 def _unescape(text: str) -> str:
@@ -66,9 +83,12 @@ def trigger_markup(trigger: str) -> str:
     return TRIGGER_OPEN + escape_body(sanitize(trigger).text) + TRIGGER_CLOSE
 
 
-def _check_body(body: str, nonce: str) -> None:
-    """Refuses a body that could break out of the block: the rest after the trigger markup must
-    already be sanitized (sanitizing it again changes nothing)."""
+def repair(body: str, nonce: str) -> str:
+    """`body` made safe to wrap. The trigger markup is promptd's own and is checked; the rest is
+    content promptd sanitized piece by piece and joined, and joining can form what no piece held
+    (`a <` + blank line + `/system-reminder>`), so it is sanitized again as joined text: repaired,
+    never failed. Sanitizing is idempotent, so clean content comes through unchanged."""
+    trigger = ""
     rest = body
     if body.startswith(TRIGGER_OPEN):
         close = body.find(TRIGGER_CLOSE)
@@ -77,28 +97,43 @@ def _check_body(body: str, nonce: str) -> None:
         inner = body[len(TRIGGER_OPEN) : close]
         if "<" in inner or ">" in inner or sanitize(inner, nonce).neutralized:
             raise NestedMarker("display-trigger text is not sanitized and escaped", where="trusted_wrapper")
-        rest = body[close + len(TRIGGER_CLOSE) :]
+        trigger = body[: close + len(TRIGGER_CLOSE)]
+        rest = body[len(trigger) :]
         if rest and not rest.startswith(TRIGGER_SEPARATOR):
             raise NestedMarker("display-trigger markup must be followed by a blank line", where="trusted_wrapper")
-    if sanitize(rest, nonce).neutralized:
-        raise NestedMarker("trusted reminder body contains unsanitized reminder markup", where="trusted_wrapper")
+    return trigger + sanitize(rest, nonce).text
 
 
-def wrap_trusted(body: str, nonce: str, style: str = "pua") -> str:
-    """Wraps already-sanitized content (plus optional trigger markup) in a keyless runtime block.
+def wrap_trusted(body: str, trust: Trust, style: str = "pua") -> str:
+    """Wraps content (plus optional trigger markup) in a keyless runtime block and records it.
 
-    The one writer of the nonce. Raises NestedMarker when `body` still holds reminder markup,
-    delimiters or the nonce, so a caller that forgot to sanitize fails loudly instead of emitting a
-    block that a forged fragment could close early.
+    The content is repaired as joined text first (see `repair`), so nothing a caller joined can
+    close the block early or open a forged one inside it.
     """
+    nonce = trust.nonce
     if not NONCE_PATTERN.fullmatch(nonce):
         raise ValueError("nonce must match [0-9A-Za-z_-]{1,128}")
-    _check_body(body, nonce)
+    body = repair(body, nonce)
     if style == "pua":
-        return f"{PUA_OPEN}{nonce}\n{body}\n{nonce}{PUA_CLOSE}"
-    if style == "xml":
-        return f'<system-reminder nonce="{nonce}">\n{body}\n{XML_CLOSE}'
-    raise ValueError(f"unknown reminder style {style!r}; expected one of {STYLES}")
+        text = f"{PUA_OPEN}{nonce}\n{body}\n{nonce}{PUA_CLOSE}"
+    elif style == "xml":
+        text = f'<system-reminder nonce="{nonce}">\n{body}\n{XML_CLOSE}'
+    else:
+        raise ValueError(f"unknown reminder style {style!r}; expected one of {STYLES}")
+    trust.ledger.record(text)
+    return text
+
+
+def wrap_keyed(key: str, body: str, trust: Trust) -> str:
+    """`reminder/wrap` with `nonce: true`: the keyed block with a nonce attribute, through the
+    trusted path. The keyed convention's own rule refuses a body holding `<system-reminder` or
+    `</system-reminder>` (nested_marker); what else the body holds is sanitized before it is
+    wrapped, and the block is recorded."""
+    keyed.check_key(key)
+    keyed.check_body(body)
+    text = keyed.wrap(key, sanitize(body, trust.nonce).text, trust.nonce)
+    trust.ledger.record(text)
+    return text
 
 
 def _split_trigger(raw: str) -> tuple[str | None, str]:
@@ -116,11 +151,18 @@ def _split_trigger(raw: str) -> tuple[str | None, str]:
     return trigger, rest
 
 
-def _same(token: str | None, nonce: str) -> bool:
-    return token is not None and hmac.compare_digest(token.encode("utf-8", "surrogatepass"), nonce.encode("utf-8", "surrogatepass"))
+def _verdict(token: str | None, text: str, trust: Trust) -> tuple[bool, Refusal | None]:
+    """(authenticated, refusal) for a block carrying `token` whose exact text is `text`."""
+    if token is None:
+        return False, None
+    if not hmac.compare_digest(token.encode("utf-8", "surrogatepass"), trust.nonce.encode("utf-8", "surrogatepass")):
+        return False, Refusal.OTHER_PROCESS
+    if not trust.ledger.holds(text):
+        return False, Refusal.ALTERED
+    return True, None
 
 
-def _pua_blocks(text: str, nonce: str) -> list[tuple[Block, bool]]:
+def _pua_blocks(text: str, trust: Trust) -> list[tuple[Block, bool]]:
     blocks = []
     pos = 0
     close = -1
@@ -145,12 +187,14 @@ def _pua_blocks(text: str, nonce: str) -> list[tuple[Block, bool]]:
         if body_end >= m.end() - 1 and text.startswith(tail, body_end):
             raw = text[m.end() : body_end] if body_end >= m.end() else ""
             trigger, body = _split_trigger(raw)
-            blocks.append((Block(_same(token, nonce), None, body, trigger, m.start(), close + 1, "pua"), True))
+            authenticated, refusal = _verdict(token, text[m.start() : close + 1], trust)
+            blocks.append((Block(authenticated, None, body, trigger, m.start(), close + 1, "pua", refusal), True))
         pos = close + 1
 
 
-def _xml_blocks(text: str, nonce: str) -> list[tuple[Block, bool]]:
-    opens = list(_XML_OPEN.finditer(text))
+def _xml_blocks(text: str, trust: Trust, keyless: bool) -> list[tuple[Block, bool]]:
+    """Keyed blocks, and with `keyless` the keyless runtime blocks of the xml style."""
+    opens = [m for m in _XML_OPEN.finditer(text) if m.group(1) is not None or (keyless and m.group(2) is not None)]
     closes = [m.start() for m in re.finditer(re.escape(XML_CLOSE), text)]
     blocks: list[tuple[Block, bool]] = []
     ci = 0
@@ -164,27 +208,28 @@ def _xml_blocks(text: str, nonce: str) -> list[tuple[Block, bool]]:
         close = closes[ci]
         if index + 1 < len(opens) and opens[index + 1].start() < close:
             continue  # a later opening comes first: this one is unclosed
-        attributes = dict(_XML_ATTRIBUTE.findall(m.group(1)))
+        key, token = m.group(1), m.group(2)
         raw = text[m.end() : close]
-        if raw.startswith("\n"):
-            raw = raw[1:]
-        if raw.endswith("\n"):
-            raw = raw[:-1]
-        key = attributes.get("key")
+        # Both writers put the body on lines of its own.
+        if len(raw) < 2 or raw[0] != "\n" or raw[-1] != "\n":
+            continue
+        raw = raw[1:-1]
         if key is not None:
-            trigger, body = None, _unescape(raw)  # seed-000 bodies are escaped by their writer
+            trigger, body = None, _unescape(raw)  # keyed bodies are escaped by their writer
         else:
             trigger, body = _split_trigger(raw)
-        token = attributes.get("nonce")
-        block = Block(_same(token, nonce), key, body, trigger, m.start(), close + len(XML_CLOSE), "xml")
-        blocks.append((block, token is not None))
+        end = close + len(XML_CLOSE)
+        authenticated, refusal = _verdict(token, text[m.start() : end], trust)
+        blocks.append((Block(authenticated, key, body, trigger, m.start(), end, "xml", refusal), token is not None))
     return blocks
 
 
-def parse_marked(text: str, nonce: str) -> list[tuple[Block, bool]]:
+def parse_marked(text: str, trust: Trust, style: str) -> list[tuple[Block, bool]]:
     """`parse`, with each block paired with whether it carries some process's nonce (every PUA
-    block; XML blocks with a `nonce` attribute) as opposed to being a plain seed-000 block."""
-    found = sorted(_pua_blocks(text, nonce) + _xml_blocks(text, nonce), key=lambda pair: pair[0].start)
+    block; XML blocks with a `nonce` attribute) as opposed to being a plain keyed block."""
+    found = _xml_blocks(text, trust, keyless=style == "xml")
+    if style == "pua":
+        found = sorted(_pua_blocks(text, trust) + found, key=lambda pair: pair[0].start)
     blocks: list[tuple[Block, bool]] = []
     for pair in found:
         if blocks and pair[0].start < blocks[-1][0].end:
@@ -193,10 +238,10 @@ def parse_marked(text: str, nonce: str) -> list[tuple[Block, bool]]:
     return blocks
 
 
-def parse(text: str, nonce: str) -> list[Block]:
-    """Every reminder block in `text`, in order. Blocks never overlap: where a block of one style
-    would overlap one of the other, the one that starts first is kept."""
-    return [block for block, _ in parse_marked(text, nonce)]
+def parse(text: str, trust: Trust, style: str) -> list[Block]:
+    """Every reminder block in `text` that the configured `style` writes (plus keyed blocks), in
+    order. Blocks never overlap: where two would, the one that starts first is kept."""
+    return [block for block, _ in parse_marked(text, trust, style)]
 
 
 def trigger_line(trigger: str) -> str:
@@ -204,10 +249,10 @@ def trigger_line(trigger: str) -> str:
     return f"[{trigger}]"
 
 
-def strip(text: str, nonce: str) -> str:
+def strip(text: str, trust: Trust, style: str) -> str:
     """What a person is shown: `text` without the authenticated runtime blocks.
 
-    Only authenticated blocks are hidden, so nothing that passed through the sanitizer can be. A
+    Only authenticated blocks are hidden: blocks this process wrote, byte for byte. A
     block with a display trigger is replaced by the trigger in brackets; one without is removed
     together with the line breaks (at most two) that separate it from the text before it, or,
     when it starts the text, from the text after it.
@@ -215,7 +260,7 @@ def strip(text: str, nonce: str) -> str:
     pieces: list[str] = []
     last = 0
     trim_next = False
-    for block in parse(text, nonce):
+    for block in parse(text, trust, style):
         if not block.authenticated:
             continue
         before = text[last : block.start]

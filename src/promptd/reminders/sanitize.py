@@ -7,13 +7,18 @@ order:
 1. Unicode tag characters (U+E0000-U+E007F, the "ASCII smuggling" alphabet) are removed, each run
    counted once. They are the one thing removed rather than escaped: they are invisible to a
    person, readable to a model, and carry nothing a reader needs.
-2. Forged reminder tags and display-trigger tags are found on a folded, decoded view of the text
-   (promptd.reminders.sanitizer.detect) and defused in the original by replacing the tag's opening
-   bracket, in whatever form it was written, with U+2039 "‹". The rest of the tag stays as written,
-   so a person can still see what was attempted.
-3. Reminder delimiters U+E203 / U+E204 (raw or escaped) become the visible text "[U+E203]" /
+2. Copies of the current process's nonce, in any letter case, become "[nonce]".
+3. Forged reminder tags and display-trigger tags are found on a folded, decoded view of the text
+   (promptd.reminders.sanitizer.detect) and renamed in the original: RENAME_PREFIX goes in front
+   of the tag's name, so `<system-reminder>` reads `<untrusted-system-reminder>`. The bracket and
+   the rest stay as written, so a person sees what was attempted and a model reads an element that
+   is not a reminder.
+4. Reminder delimiters U+E203 / U+E204 (raw or escaped) become the visible text "[U+E203]" /
    "[U+E204]".
-4. Copies of the current process's nonce, in any letter case, become "[nonce]".
+
+Consecutive text parts that a host joins into one text (MCP content items, text blocks) are
+sanitized as one stream (`sanitize_parts`): a tag split across parts is found on the joined text
+and neutralized in the part where it starts.
 
 None of the replacements can be read as the thing it replaced, nor join with its neighbours into
 a new one, so sanitizing twice gives the same text (idempotent) and counts nothing the second time.
@@ -22,19 +27,24 @@ a new one, so sanitizing twice gives the same text (idempotent) and counts nothi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from promptd.reminders.sanitizer.detect import Hit, scan
-from promptd.reminders.sanitizer.fold import NEUTRAL_BRACKET
+from promptd.reminders.sanitizer.detect import scan
 
 _TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]+")
 DELIMITER_TEXT = {"\ue203": "[U+E203]", "\ue204": "[U+E204]"}
 NONCE_TEXT = "[nonce]"
+# Put in front of a forged tag's name. It begins with a letter no tag name begins with, so the
+# renamed tag never reads as one again (idempotence), and it ends in "-" so it reads as a prefix.
+RENAME_PREFIX = "untrusted-"
 # Structured values nested deeper than this are replaced by DEPTH_MARKER. Real tool results stay
 # well under it; the limit keeps recursion far from the interpreter's own.
 MAX_VALUE_DEPTH = 64
 DEPTH_MARKER = f"[promptd: value nested deeper than {MAX_VALUE_DEPTH} levels withheld]"
+# Content parts whose "text" a host joins with its neighbours into what the model reads: MCP
+# content items and Anthropic text blocks ("text"), OpenAI Responses parts (input_/output_text).
+TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 
 
 @dataclass(frozen=True)
@@ -43,85 +53,204 @@ class Sanitized:
     neutralized: int
 
 
-def _replacement(hit: Hit) -> str:
-    if hit.kind == "tag":
-        return NEUTRAL_BRACKET
-    return DELIMITER_TEXT[hit.folded]
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Something a sanitizer would change, in the text's code-point offsets (content/inspect)."""
+
+    start: int
+    end: int
+    kind: str  # tag, delimiter, nonce, tag_characters
+
+
+# One edit on the joined text of a stream of parts: replace [start, end) with `text`, written into
+# the part that holds `anchor` (where the forged markup begins); what [start, end) covers in later
+# parts is removed.
+_Edit = tuple[int, int, int, str]
 
 
 def sanitize(text: str, nonce: str | None = None) -> Sanitized:
     """Neutralizes forged reminder markup in untrusted `text`; with `nonce`, also copies of it."""
+    parts, count = sanitize_parts([text], nonce)
+    return Sanitized(parts[0], count)
+
+
+def sanitize_parts(parts: Sequence[str], nonce: str | None = None) -> tuple[list[str], int]:
+    """Sanitizes consecutive text parts that a reader may join, as one stream. Returns the parts
+    (as many as given, each edited only where forged markup starts in it) and the count."""
     count = 0
-    if _TAG_CHARACTERS.search(text):
-        text, removed = _TAG_CHARACTERS.subn("", text)
-        count += removed
-    hits = scan(text)
+    cleaned = list(parts)
+    for i, part in enumerate(cleaned):
+        if _TAG_CHARACTERS.search(part):
+            cleaned[i], removed = _TAG_CHARACTERS.subn("", part)
+            count += removed
+    if nonce:
+        joined = "".join(cleaned)
+        edits = [(m.start(), m.start(), m.end(), NONCE_TEXT) for m in re.finditer(re.escape(nonce), joined, re.IGNORECASE)]
+        if edits:
+            cleaned = _apply(cleaned, edits)
+            count += len(edits)
+    joined = "".join(cleaned)
+    hits = scan(joined)
     if hits:
+        edits = [
+            (h.start, h.name, h.name, RENAME_PREFIX) if h.kind == "tag" else (h.start, h.start, h.end, DELIMITER_TEXT[h.folded])
+            for h in hits
+        ]
+        cleaned = _apply(cleaned, edits)
+        count += len(hits)
+    return cleaned, count
+
+
+def inspect(text: str, nonce: str | None = None) -> list[Span]:
+    """What `sanitize` would neutralize in `text`, without editing it (offsets into `text`)."""
+    spans = [Span(m.start(), m.end(), "tag_characters") for m in _TAG_CHARACTERS.finditer(text)]
+    if nonce:
+        spans += [Span(m.start(), m.end(), "nonce") for m in re.finditer(re.escape(nonce), text, re.IGNORECASE)]
+    for hit in scan(text):
+        # A tag's span runs from its bracket to the start of its name; for a delimiter, the escape.
+        end = hit.name if hit.kind == "tag" else hit.end
+        spans.append(Span(hit.start, end, hit.kind))
+    spans.sort(key=lambda span: (span.start, span.end))
+    return spans
+
+
+def _apply(parts: list[str], edits: list[_Edit]) -> list[str]:
+    """Applies non-overlapping `edits` (in joined offsets, sorted by anchor) to `parts`."""
+    if len(parts) == 1:
+        text = parts[0]
         pieces = []
         last = 0
-        for hit in hits:
-            pieces.append(text[last : hit.start])
-            pieces.append(_replacement(hit))
-            last = hit.end
+        for _, start, end, replacement in edits:
+            pieces.append(text[last:start])
+            pieces.append(replacement)
+            last = end
         pieces.append(text[last:])
-        text = "".join(pieces)
-        count += len(hits)
-    if nonce:
-        text, copies = re.subn(re.escape(nonce), NONCE_TEXT, text, flags=re.IGNORECASE)
-        count += copies
-    return Sanitized(text, count)
+        return ["".join(pieces)]
+    bounds = []
+    offset = 0
+    for part in parts:
+        bounds.append((offset, offset + len(part)))
+        offset += len(part)
+    local: list[list[tuple[int, int, str]]] = [[] for _ in parts]
+    k = 0
+    for anchor, start, end, replacement in edits:
+        while bounds[k][1] <= anchor and k + 1 < len(parts):
+            k += 1
+        low, high = bounds[k]
+        local[k].append((min(max(start, low), high) - low, min(end, high) - low if end > low else 0, replacement))
+        j = k + 1
+        while j < len(parts) and bounds[j][0] < end:
+            low, high = bounds[j]
+            if max(start, low) < min(end, high):
+                local[j].append((max(start, low) - low, min(end, high) - low, ""))
+            j += 1
+    out = []
+    for part, changes in zip(parts, local, strict=True):
+        if not changes:
+            out.append(part)
+            continue
+        pieces = []
+        last = 0
+        for start, end, replacement in changes:
+            pieces.append(part[last:start])
+            pieces.append(replacement)
+            last = max(last, end, start)
+        pieces.append(part[last:])
+        out.append("".join(pieces))
+    return out
 
 
 def sanitize_value(value: object, nonce: str | None = None) -> tuple[object, int]:
     """Sanitizes every string and every object key in a JSON-shaped value.
 
-    Keys that become equal after sanitizing are both kept: later ones get a visible " [duplicate
-    key N]" suffix rather than silently overwriting an earlier one. A value nested deeper than
-    MAX_VALUE_DEPTH is replaced by DEPTH_MARKER (fail closed: its content is not passed on).
+    Consecutive text parts of a list (strings, or objects whose "type" is a text type and whose
+    "text" is a string) are sanitized as one stream. Keys that become equal after sanitizing are
+    both kept: later ones get a visible " [duplicate key N]" suffix rather than silently
+    overwriting an earlier one. A value nested deeper than MAX_VALUE_DEPTH is replaced by
+    DEPTH_MARKER (fail closed: its content is not passed on).
     """
-
-    def text(value: str) -> tuple[str, int]:
-        cleaned = sanitize(value, nonce)
-        return cleaned.text, cleaned.neutralized
-
-    return map_strings(value, text, nonce)
-
-
-TextRule = Callable[[str], tuple[str, int]]
-
-
-def map_strings(value: object, rule: TextRule, nonce: str | None = None) -> tuple[object, int]:
-    """Applies `rule` to every string in a JSON-shaped value; object keys always get the plain
-    sanitizer. Returns the new value and the total count the rule and the key sanitizer report."""
     counter = [0]
-    result = _value(value, rule, nonce, 0, counter)
+    result = _value(value, nonce, 0, counter)
     return result, counter[0]
 
 
-def _value(value: object, rule: TextRule, nonce: str | None, depth: int, counter: list[int]) -> object:
+def is_text_part(item: object) -> bool:
+    return isinstance(item, str) or (isinstance(item, dict) and item.get("type") in TEXT_PART_TYPES and isinstance(item.get("text"), str))
+
+
+def part_text(item: object) -> str:
+    return item if isinstance(item, str) else item["text"]  # type: ignore[index]
+
+
+def text_part_with(item: dict[str, object], text: str, nonce: str | None, depth: int = 1) -> tuple[dict[str, object], int]:
+    """A text part object at `depth` carrying its already sanitized `text`; its other fields
+    and keys sanitized. Returns the part and the count."""
+    counter = [0]
+    out = _object(item, lambda field: _value(field, nonce, depth + 1, counter), nonce, counter, text)
+    return out, counter[0]
+
+
+def _value(value: object, nonce: str | None, depth: int, counter: list[int]) -> object:
     if isinstance(value, str):
-        text, count = rule(value)
-        counter[0] += count
-        return text
+        cleaned = sanitize(value, nonce)
+        counter[0] += cleaned.neutralized
+        return cleaned.text
     if not isinstance(value, (dict, list, tuple)):
         return value
     if depth >= MAX_VALUE_DEPTH:
         counter[0] += 1
         return DEPTH_MARKER
     if isinstance(value, dict):
-        out: dict[str, object] = {}
-        for key, item in value.items():
-            cleaned = sanitize(str(key), nonce)
-            counter[0] += cleaned.neutralized
-            out[_unique(cleaned.text, out)] = _value(item, rule, nonce, depth + 1, counter)
-        return out
-    return [_value(item, rule, nonce, depth + 1, counter) for item in value]
+        return _object(value, lambda item: _value(item, nonce, depth + 1, counter), nonce, counter)
+    return _list(list(value), nonce, depth, counter)
 
 
-def _unique(name: str, taken: dict[str, object]) -> str:
+def _list(items: list[object], nonce: str | None, depth: int, counter: list[int]) -> list[object]:
+    out: list[object] = []
+    i = 0
+    while i < len(items):
+        if not is_text_part(items[i]):
+            out.append(_value(items[i], nonce, depth + 1, counter))
+            i += 1
+            continue
+        j = i
+        while j < len(items) and is_text_part(items[j]):
+            j += 1
+        run = items[i:j]
+        texts, count = sanitize_parts([part_text(item) for item in run], nonce)
+        counter[0] += count
+        # The part object itself is one level deeper than the list, its fields one more.
+        for item, text in zip(run, texts, strict=True):
+            if isinstance(item, dict):
+                part, count = text_part_with(item, text, nonce, depth + 1)
+                counter[0] += count
+                out.append(part)
+            else:
+                out.append(text)
+        i = j
+    return out
+
+
+def _object(
+    value: dict[str, object], clean_item: Callable[[object], object], nonce: str | None, counter: list[int], text: str | None = None
+) -> dict[str, object]:
+    """`value` with keys sanitized and fields cleaned; with `text`, a text part's already
+    sanitized "text" field."""
+    out: dict[str, object] = {}
+    # Per base name, the next duplicate number to try: renaming stays linear however many collide.
+    next_number: dict[str, int] = {}
+    for key, item in value.items():
+        cleaned = sanitize(str(key), nonce)
+        counter[0] += cleaned.neutralized
+        out[_unique(cleaned.text, out, next_number)] = text if text is not None and key == "text" else clean_item(item)
+    return out
+
+
+def _unique(name: str, taken: dict[str, object], next_number: dict[str, int]) -> str:
     if name not in taken:
         return name
-    n = 2
+    n = next_number.get(name, 2)
     while f"{name} [duplicate key {n}]" in taken:
         n += 1
+    next_number[name] = n + 1
     return f"{name} [duplicate key {n}]"

@@ -18,13 +18,16 @@ the whole scan stays linear in the input.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from html.entities import html5
 
 from promptd.reminders.sanitizer.escapes import INTRODUCERS, unit
-from promptd.reminders.sanitizer.fold import CONFUSABLES, fold
+from promptd.reminders.sanitizer.confusables import PROTOTYPES
+from promptd.reminders.sanitizer.fold import fold
 
 PUA_OPEN = "\ue203"
 PUA_CLOSE = "\ue204"
@@ -34,13 +37,17 @@ TAG_NAMES = ("system-reminder", "display-trigger")
 # whitespace, the word separators people use in tag names, and invisibles (which fold to "").
 _SKIPPED = frozenset(" -_.:")
 
-# Letter look-alikes inside ASCII itself: "I"/"l"/"1"/"|", "rn" for "m", "cl" for "d".
-_ALTERNATIVES = {"i": ("i", "l", "1", "|"), "l": ("l", "i", "1", "|"), "m": ("m", "rn"), "d": ("d", "cl")}
+
+
+# Spellings beyond the fold: TR39's prototype of the capital "I" is "l", which case folding hides,
+# so in a tag name "i" and "l" stand for each other; and "cl" reads as "d" in most fonts (as "rn"
+# reads as "m", which TR39 itself has).
+_ALSO = {"i": ("l",), "l": ("i",), "d": ("cl",)}
 
 
 def _spellings(name: str) -> set[str]:
-    letters = [c for c in name if c not in _SKIPPED]
-    choices = [_ALTERNATIVES.get(c, (c,)) for c in letters]
+    """Every folded spelling of `name`, without separators."""
+    choices = [{fold(c), *_ALSO.get(c, ())} for c in name if c not in _SKIPPED]
     return {"".join(combo) for combo in itertools.product(*choices)}
 
 
@@ -57,46 +64,10 @@ def _tables() -> tuple[frozenset[str], frozenset[str]]:
 _COMPLETE, _PREFIXES = _tables()
 
 # Every character that folds to "<" (checked against all of Unicode by the tests).
-BRACKETS = "<\uff1c\ufe64\ufe3f\u226e\u2329" + "".join(ch for ch, target in CONFUSABLES.items() if target == "<")
+BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *(ch for ch in PROTOTYPES if fold(ch) == "<"), *(ch for ch in "\u3008\u27e8\u29fc\u276c\u2329\u226e")}))
 # What an escape must decode to for its place to be worth reading: a bracket, a delimiter, or an
 # introducer of a further escape (double encoding).
 INTERESTING = BRACKETS + PUA_OPEN + PUA_CLOSE + "".join(INTRODUCERS)
-
-
-def _candidate_pattern() -> re.Pattern[str]:
-    """Where a forged tag or delimiter could begin, as one regex run at C speed.
-
-    It lets through every place the reader could accept and skips the common harmless ones
-    (`&quot;`, `%20`, `\\n`, `<div`), which is what makes ordinary markup and JSON cheap. The
-    tests replay random inputs through it and through a pattern that marks every bracket and
-    introducer, and require the same hits. Runs of `&amp;`, `%25` and backslashes are matched
-    whole, so a long run is read once rather than from each of its characters.
-    """
-    points = sorted({ord(ch) for ch in INTERESTING})
-    hexes = "|".join(f"{p:x}" for p in points)
-    octals = "|".join(f"{p:o}" for p in points if p < 0o400)
-    names = sorted(
-        {name.rstrip(";") for name, value in html5.items() if "".join(fold(c) for c in value) == "<" or value in INTERESTING},
-        key=len,
-        reverse=True,
-    )
-    # Escapes are matched case-insensitively (`&LT;`, `%3c`, `\\U0000003C`); the bracket's
-    # look-ahead is not, because Unicode case-insensitive classes also match letters such as the
-    # dotless i or the long s, which must stay readers' business.
-    entity = r"(?ai:&(?:amp;?)*(?:#|" + "|".join(n for n in names if n.lower() != "amp") + "))"
-    # Any percent byte that is ASCII-interesting, or a UTF-8 lead byte (the multi-byte forms).
-    ascii_bytes = "|".join(f"{p:02x}" for p in points if p < 0x80)
-    percent = r"(?ai:%(?:25)*(?:" + ascii_bytes + r"|[c-f][0-9a-f]))"
-    backslash = r"(?ai:\\+(?:u\{0*(?:" + hexes + r")\}|u0*(?:" + hexes + r")|x(?:" + ascii_bytes + r")|0*(?:" + octals + r")))"
-    # After a bracket, an ASCII character that can neither be skipped nor begin a name (nor begin
-    # an escape) ends the matter at once: `<p>`, `<b`, `<=`, `<3`.
-    can_follow = {c for c in map(chr, range(0x80)) if _may_follow_bracket(c)}
-    stoppers = "".join(c for c in map(chr, range(0x20, 0x7F)) if c not in can_follow)
-    bracket = "[" + re.escape(BRACKETS) + "](?![" + re.escape(stoppers) + "])"
-    others = "[" + re.escape("".join(c for c in INTERESTING if c not in BRACKETS and c not in "&%\\")) + "]"
-    # The leading class lets the regex engine skip ahead to possible first characters quickly.
-    first = "[" + re.escape("".join(sorted(set(INTERESTING)))) + "]"
-    return re.compile(f"(?={first})(?:" + "|".join((bracket, entity, percent, backslash, others)) + ")")
 
 
 def _may_follow_bracket(ch: str) -> bool:
@@ -106,52 +77,163 @@ def _may_follow_bracket(ch: str) -> bool:
     return folded == "" or all(c in _SKIPPED for c in folded) or any(p.startswith(folded) for p in _PREFIXES)
 
 
-CANDIDATE = _candidate_pattern()
+def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
+    """Where a forged tag or delimiter could begin: one regex per ASCII introducer or bracket,
+    each beginning with its literal character so the regex engine skips ahead at memchr speed,
+    and the non-ASCII characters that can begin one.
+
+    Together they let through every place the reader could accept and skip the common harmless
+    ones (`&quot;`, `%20`, `\\n`, `i < n`, `<div`), which is what makes ordinary code, logs and
+    JSON cheap. The tests replay random inputs through them and through a pattern that marks every
+    bracket and introducer, and require the same hits. Runs of `&amp;`, `%25` and backslashes are
+    matched whole, so a long run is read once rather than from each of its characters.
+    """
+    points = sorted({ord(ch) for ch in INTERESTING})
+    hexes = "|".join(f"{p:x}" for p in points)
+    octals = "|".join(f"{p:o}" for p in points if p < 0o400)
+    names = sorted(
+        {name.rstrip(";") for name, value in html5.items() if "".join(fold(c) for c in value) == "<" or value in INTERESTING},
+        key=len,
+        reverse=True,
+    )
+    # Escapes are matched case-insensitively (`&LT;`, `%3c`, `\\U0000003C`) after their literal
+    # introducer; the bracket's look-ahead is not, because Unicode case-insensitive classes also
+    # match letters such as the dotless i or the long s, which must stay readers' business.
+    entity = r"&(?ai:(?:amp;?)*(?:#|" + "|".join(n for n in names if n.lower() != "amp") + "))"
+    # Any percent byte that is ASCII-interesting, or a UTF-8 lead byte (the multi-byte forms).
+    ascii_bytes = "|".join(f"{p:02x}" for p in points if p < 0x80)
+    percent = r"%(?ai:(?:25)*(?:" + ascii_bytes + r"|[c-f][0-9a-f]))"
+    # A run of backslashes is entered only at its first backslash (the look-behind) and read
+    # possessively: tried from every backslash of the run, it would be quadratic.
+    backslash = r"\\(?<!\\\\\\\\)(?ai:\\*+(?:u\{0*(?:" + hexes + r")\}|u0*(?:" + hexes + r")|x(?:" + ascii_bytes + r")|0*(?:" + octals + r")))"
+    # After an ASCII bracket: separators and invisibles may follow (read possessively: they are
+    # never a bracket, so two brackets' look-aheads never cover the same run), then a character
+    # that can begin a name or an escape, or any non-ASCII character (the reader decides).
+    skippable = "".join(c for c in map(chr, range(0x80)) if _ASCII_TABLE.get(ord(c), "x") is None)
+    beginners = "".join(c for c in map(chr, range(0x80)) if c not in skippable and _may_follow_bracket(c))
+    bracket = "<(?=[" + re.escape(skippable) + "]*+(?:[" + re.escape(beginners) + r"]|[^\x00-\x7f]))"
+    ascii_patterns = [re.compile(p) for p in (bracket, entity, percent, backslash)]
+    others = "".join(c for c in sorted(set(INTERESTING)) if not c.isascii())
+    return ascii_patterns, others
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A span of the original text to replace: a forged tag's bracket, or a delimiter."""
+    """Forged markup found in the text.
+
+    For a tag, `start`/`end` span its bracket and `name` is where the first letter of its name
+    begins (after any "/", separators and invisibles): the sanitizer renames the tag there. For a
+    delimiter, `start`/`end` span the delimiter (or the escape that spells it) and `name` == `end`.
+    """
 
     start: int
     end: int
     kind: str  # "tag" or "delimiter"
     folded: str  # "<" for a tag, the delimiter character for a delimiter
+    name: int
 
+
+
+# Code that merely names such a type is not a tag: a camelCase or PascalCase identifier written
+# in plain ASCII letters (`List<DisplayTrigger>`, `i<displayTriggers.length`). A name with a
+# separator, in one case, disguised or escaped is a tag wherever it stands (docs/security.md).
+_IDENTIFIERS = frozenset({"systemReminder", "SystemReminder", "displayTrigger", "DisplayTrigger"})
 
 # Folded forms of the plain ASCII characters, read without the general unit reader (the hot path
 # for ordinary markup such as `<div`); escape introducers are left out so they still decode.
 _ASCII_FOLD = {chr(c): fold(chr(c)) for c in range(0x80) if chr(c) not in INTRODUCERS}
 _BRACKET_SET = frozenset(BRACKETS)
+# The same folding as a str.translate table: skipped characters deleted, the rest folded.
+_ASCII_TABLE: dict[int, str | None] = {
+    ord(c): (None if not f or all(x in _SKIPPED for x in f) else f) for c, f in _ASCII_FOLD.items()
+}
+_ALPHABET = frozenset("".join(_PREFIXES))
+# ASCII characters a tag name (with its "/" and separators) can be written in: the fast reader
+# takes a run of them at once.
+_NAME_RUN = re.compile(
+    "[" + re.escape("".join(chr(o) for o, f in _ASCII_TABLE.items() if f is None or all(x in _ALPHABET for x in f))) + "]*+"
+)
+_LEAD = "".join(chr(o) for o, f in _ASCII_TABLE.items() if f is None) + "/"
+_COMPLETE_TUPLE = tuple(sorted(_COMPLETE))
+_PREFIXES_OR_EMPTY = _PREFIXES | {""}
+_IDENTIFIER_TUPLE = tuple(sorted(_IDENTIFIERS))
+_ASCII_CANDIDATES, _OTHER_STARTS = _candidate_patterns()
 
 
-def _reads_as_tag_name(text: str, pos: int) -> bool:
-    """True when the text from `pos` (just after a bracket) reads as one of the tag names."""
-    seen = ""
+
+
+def _tag_name_at(text: str, pos: int) -> int | None:
+    """Where the tag name begins when the text from `pos` (just after a bracket) reads as one of
+    the tag names and is not an identifier; None otherwise.
+
+    The common case is decided at C speed: the run of plain ASCII name characters from `pos`,
+    folded with str.translate. Only when that run ends at an escape or a non-ASCII character while
+    it still reads as the start of a name does the unit-by-unit reader take over."""
+    run = _NAME_RUN.match(text, pos)
+    written = run.group() if run else ""
+    folded = written.translate(_ASCII_TABLE)
+    if folded.startswith(_COMPLETE_TUPLE):
+        offset = len(written) - len(written.lstrip(_LEAD))
+        return None if written.startswith(_IDENTIFIER_TUPLE, offset) else pos + offset
+    end = pos + len(written)
+    if end < len(text) and folded in _PREFIXES_OR_EMPTY and (not text[end].isascii() or text[end] in INTRODUCERS):
+        # Go on unit by unit from where the run stopped, in the state the run left.
+        offset = len(written) - len(written.lstrip(_LEAD))
+        name = written[offset:]
+        if offset == len(written):
+            return _read_tag_name(text, end, folded, -1, "")
+        return _read_tag_name(text, end, folded, pos + offset, name if name.isalpha() else None)
+    return None
+
+
+def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str | None) -> int | None:
+    """`_tag_name_at` from `pos`, one folded unit (a character or a decoded escape) at a time.
+
+    `seen` is the folded name read so far, `name_start` where its first letter is (-1: none yet),
+    `written` the name exactly as written while every unit of it is one plain ASCII letter, else
+    None."""
     n = len(text)
     plain = _ASCII_FOLD
     while pos < n:
-        folded = plain.get(text[pos])
+        unit_start = pos
+        ch = text[pos]
+        folded = plain.get(ch)
         if folded is None:
             folded, pos = unit(text, pos)
         else:
             pos += 1
-        for ch in folded:
-            if ch in _SKIPPED:
+        letter = folded not in ("", "/") and not all(c in _SKIPPED for c in folded)
+        if letter and name_start < 0:
+            name_start = unit_start
+        if name_start >= 0 and written is not None:
+            written = written + ch if (pos == unit_start + 1 and ch.isascii() and ch.isalpha()) else None
+        for c in folded:
+            if c in _SKIPPED:
                 continue
-            seen += ch
+            seen += c
             if seen in _COMPLETE:
-                return True
+                if written is not None and written in _IDENTIFIERS:
+                    return None
+                return name_start if name_start >= 0 else unit_start
             if seen not in _PREFIXES:
-                return False
-    return False
+                return None
+    return None
 
 
-def scan(text: str, candidates: re.Pattern[str] = CANDIDATE) -> list[Hit]:
+def _candidates(text: str) -> Iterator[re.Match[str]]:
+    found = [pattern.finditer(text) for pattern in _ASCII_CANDIDATES]
+    if not text.isascii():
+        present = "".join(c for c in _OTHER_STARTS if c in text)
+        if present:
+            found.append(re.finditer("[" + re.escape(present) + "]", text))
+    return heapq.merge(*found, key=lambda match: match.start())
+
+
+def scan(text: str, candidates: re.Pattern[str] | None = None) -> list[Hit]:
     """All forged markup in `text`, in order. `candidates` is replaceable for the tests only."""
     hits: list[Hit] = []
     resume = 0
-    for match in candidates.finditer(text):
+    for match in _candidates(text) if candidates is None else candidates.finditer(text):
         start = match.start()
         if start < resume:
             continue  # inside an escape already read as one unit
@@ -161,8 +243,9 @@ def scan(text: str, candidates: re.Pattern[str] = CANDIDATE) -> list[Hit]:
             folded, end = unit(text, start)
         resume = end
         if folded == "<":
-            if _reads_as_tag_name(text, end):
-                hits.append(Hit(start, end, "tag", folded))
+            name = _tag_name_at(text, end)
+            if name is not None:
+                hits.append(Hit(start, end, "tag", folded, name))
         elif folded in (PUA_OPEN, PUA_CLOSE):
-            hits.append(Hit(start, end, "delimiter", folded))
+            hits.append(Hit(start, end, "delimiter", folded, end))
     return hits

@@ -13,10 +13,14 @@ from __future__ import annotations
 import re
 from html.entities import html5
 
+from promptd.reminders.sanitizer.confusables import PROTOTYPES
 from promptd.reminders.sanitizer.fold import fold
 
 # Characters that start an escape, in every width the sanitizer folds ("＆lt;" reads as "&lt;").
-INTRODUCERS = {"&": "&", "\uff06": "&", "\ufe60": "&", "%": "%", "\uff05": "%", "\ufe6a": "%", "\\": "\\", "\uff3c": "\\", "\ufe68": "\\"}
+# TR39 look-alikes of the three count too ("∖" for "\\").
+INTRODUCERS = {"&": "&", "\uff06": "&", "\ufe60": "&", "%": "%", "\uff05": "%", "\ufe6a": "%", "\\": "\\", "\uff3c": "\\", "\ufe68": "\\"} | {
+    ch: prototype for ch, prototype in PROTOTYPES.items() if prototype in ("&", "%", "\\")
+}
 
 # How many times a decoded escape may itself start a further escape of another kind (`%26lt;`).
 # Two levels is what double encoding produces; four leaves room without letting one unit run long.
@@ -26,7 +30,7 @@ MAX_NESTING = 4
 _ENTITY = re.compile(r"(?:amp;)*(?:#[xX]0*([0-9a-fA-F]{1,6});?|#0*([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31})(;?))", re.IGNORECASE | re.ASCII)
 _PERCENT = re.compile(r"(?:25)*([0-9a-fA-F]{2})")
 _BACKSLASH = re.compile(
-    r"\\*(?:u\{0*([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})|([0-7]{1,3})|([/\"'bfnrtv]))"
+    r"\\*+(?:u\{0*([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})|([0-7]{1,3})|([/\"'bfnrtv]))"
 )
 _SIMPLE_BACKSLASH = {"/": "/", '"': '"', "'": "'", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 # Entity names that browsers accept without the trailing ";" (the legacy ones), for `&ltfoo`.

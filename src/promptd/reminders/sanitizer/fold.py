@@ -1,25 +1,27 @@
 """Character folding for detection: what a character looks like, reduced to plain ASCII.
 
-Domain layer: imports only the standard library; must not import promptd.rpc or promptd.methods.
+Domain layer: imports only the standard library and its sibling modules; must not import
+promptd.rpc or promptd.methods.
 
-Detection never edits text with these results; it compares the folded view with the names of the
-reminder tags. Folding is deliberately generous (a false positive costs one visible escape, a false
-negative lets a forged tag through):
+Detection never edits text with these results; it compares the folded view with the folded names
+of the reminder tags. Folding is deliberately generous (a false positive costs one visible rename,
+a false negative lets a forged tag through):
 - compatibility forms collapse through NFKD (fullwidth, small forms, ligatures, mathematical and
   circled letters, superscripts);
+- every character maps to its Unicode TR39 prototype (confusables.py, generated from Unicode's
+  confusables.txt), before and after case folding, so look-alikes from any script read as the
+  letter they imitate (the skeleton of UTS #39, made case-insensitive);
 - combining marks are dropped, so accents cannot hide a letter;
-- letters and symbols from other scripts that look like the ASCII ones in the tag names map to them
-  (the table below);
 - invisible characters fold to nothing and every kind of whitespace to one space.
+Both sides go through the same fold, so TR39's own choices (its prototype of "m" is "rn", of "d"
+is "cl") apply to the tag names as well.
 """
 
 from __future__ import annotations
 
 import unicodedata
 
-# The opening escape the sanitizer writes in place of a forged tag's bracket. It must never fold
-# to "<", or a sanitized text would be detected again and sanitizing would not be idempotent.
-NEUTRAL_BRACKET = "\u2039"
+from promptd.reminders.sanitizer.confusables import PROTOTYPES
 
 # Characters that render as nothing (or as blank space) but are not whitespace to str.isspace():
 # Hangul fillers, the Mongolian vowel separator, Braille blank, combining grapheme joiner,
@@ -30,32 +32,10 @@ _INVISIBLE_EXTRA = frozenset(
     + "".join(chr(c) for c in range(0xFE00, 0xFE10))
 )
 
-# Look-alikes of the ASCII characters that matter for detection, keyed by their casefolded form.
-# Sources: the Cyrillic, Greek, Armenian, Cherokee and Latin small-capital letters that are
-# commonly used as homoglyphs. NFKD already handles fullwidth, mathematical and enclosed forms.
-_CONFUSABLE_GROUPS = {
-    "<": "\u02c2\u1438\u16b2\u276e\u3008\u27e8\u29fc",
-    "/": "\u2044\u2215\u29f8\u2571\u3033",
-    "-": "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u02d7\u06d4\u2043\u2e3a\u2e3b\u30fc\u2796",
-    "_": "\u2017",
-    "a": "\u0430\u03b1\u0251\u237a\u1d00\u13aa",
-    "c": "\u0441\u03f2\u1d04",
-    "d": "\u0501\u146f\u13a0\u1d05",
-    "e": "\u0435\u04bd\u212e\u03b5\u1d07\u13ac\u1971",
-    "g": "\u0261\u0581\u1d83\u0262\u13c0",
-    "i": "\u0456\u0131\u0269\u03b9\u04cf\u026a\u13a5\u2373",
-    "j": "\u0458\u03f3\u1d0a",
-    "k": "\u03ba\u043a\u1d0b",
-    "l": "\u01c0\u05c0\u07ca\u2d4f\u16c1\ua4f2\u0627\u029f\u13de",
-    "m": "\u043c\u03bc\u1d0d\u13b7",
-    "n": "\u0578\u03b7\u043f\u03bd\u0274",
-    "p": "\u0440\u03c1\u2374\u1d18\u13e2",
-    "r": "\u0433\u1d26\u0280\uab47\u13d2",
-    "s": "\u0455\ua731\uabaa\u13da",
-    "t": "\u0442\u03c4\u1d1b\u13a2",
-    "y": "\u0443\u03b3\u04af\u028f\u03c5",
-}
-CONFUSABLES: dict[str, str] = {ch: target for target, group in _CONFUSABLE_GROUPS.items() for ch in group}
+# Angle brackets that TR39 does not map to "<" but that read as one in a tag: the CJK and
+# mathematical left angle brackets and the medium left-pointing angle bracket ornament. Stricter
+# than TR39 on purpose; the rest of the folding is TR39's.
+_EXTRA_BRACKETS = frozenset("\u3008\u27e8\u29fc\u276c\u2329\u226e")
 
 _cache: dict[str, str] = {}
 
@@ -70,21 +50,47 @@ def is_invisible(ch: str) -> bool:
     return category == "Cc" and not ch.isspace()
 
 
+# Letters TR39 maps to another non-ASCII look-alike (Cyrillic "т" to the small capital "ᴛ", "к"
+# to "ĸ", Greek "ε" to "ꞓ") that a reader of a word still takes for the Latin letter. Applied after
+# TR39; small capitals and dashes are handled by rule in `_supplement`.
+_READS_AS = {"\u03b5": "e", "\u03ba": "k", "\u043a": "k", "\u0138": "k", "\u043c": "m", "\u03bc": "m", "\u028d": "m", "\u043f": "n", "\u03c0": "n", "\u0442": "t", "\u03c4": "t", "\ua793": "e", "\u1971": "e", "\u30fc": "-"}
+
+
+def _supplement(ch: str) -> str:
+    if ch in _READS_AS:
+        return _READS_AS[ch]
+    if unicodedata.category(ch) == "Pd":
+        return "-"  # every dash reads as a hyphen in a tag name; TR39 maps some to other marks
+    name = unicodedata.name(ch, "")
+    if name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name) == len("LATIN LETTER SMALL CAPITAL ") + 1:
+        return name[-1].lower()
+    return ch
+
+
+def _prototypes(text: str) -> str:
+    """Each character replaced by its TR39 prototype, decomposed, without marks or invisibles."""
+    out = []
+    for part in unicodedata.normalize("NFKD", "".join(PROTOTYPES.get(c, c) for c in text)):
+        if is_invisible(part):
+            continue
+        out.append(" " if part.isspace() else _supplement(part))
+    return "".join(out)
+
+
 def _compute(ch: str) -> str:
     if is_invisible(ch):
         return ""
     if ch.isspace():
         return " "
-    out = []
-    for part in unicodedata.normalize("NFKD", ch):
-        if is_invisible(part):
-            continue
-        if part.isspace():
-            out.append(" ")
-            continue
-        for folded in part.casefold():
-            out.append(CONFUSABLES.get(folded, folded))
-    return "".join(out)
+    if ch in _EXTRA_BRACKETS:
+        return "<"
+    if unicodedata.category(ch) == "Pd":
+        return "-"
+    # Case folding first (the long s reads as "s", not as TR39's "f"), then the prototypes of the
+    # folded text, decomposed; the prototype of a prototype is itself, so one more pass settles
+    # what decomposition revealed.
+    once = _prototypes(unicodedata.normalize("NFKD", ch).casefold())
+    return _prototypes(once).casefold()
 
 
 def fold(ch: str) -> str:
