@@ -32,6 +32,13 @@ func (c *Client) CitationStrip(ctx context.Context, params CitationStripParams) 
 	return result, err
 }
 
+// ContentInspect calls "content/inspect": Finds what content/sanitize would neutralize, without editing: for content a coding agent will edit.
+func (c *Client) ContentInspect(ctx context.Context, params ContentInspectParams) (InspectResult, error) {
+	var result InspectResult
+	err := c.Call(ctx, "content/inspect", params, &result)
+	return result, err
+}
+
 // ContentSanitize calls "content/sanitize": Neutralizes forged reminder markup in untrusted text.
 func (c *Client) ContentSanitize(ctx context.Context, params ContentSanitizeParams) (SanitizeResult, error) {
 	var result SanitizeResult
@@ -112,14 +119,14 @@ func (c *Client) ReminderKeys(ctx context.Context) (KeysResult, error) {
 	return result, err
 }
 
-// ReminderParse calls "reminder/parse": Finds reminder blocks of both styles and says which carry this process's nonce.
+// ReminderParse calls "reminder/parse": Finds reminder blocks (the configured style's and keyed ones); a block authenticates only if this process wrote exactly its bytes.
 func (c *Client) ReminderParse(ctx context.Context, params ReminderParseParams) (ParseResult, error) {
 	var result ParseResult
 	err := c.Call(ctx, "reminder/parse", params, &result)
 	return result, err
 }
 
-// ReminderStrip calls "reminder/strip": What a person is shown: authenticated runtime blocks hidden.
+// ReminderStrip calls "reminder/strip": What a person is shown: the blocks this process wrote hidden, display triggers shown.
 func (c *Client) ReminderStrip(ctx context.Context, params ReminderStripParams) (StripResult, error) {
 	var result StripResult
 	err := c.Call(ctx, "reminder/strip", params, &result)

@@ -12,6 +12,7 @@ var SpecMethods = []string{
 	"citation/export",
 	"citation/parse",
 	"citation/strip",
+	"content/inspect",
 	"content/sanitize",
 	"content/sanitize_value",
 	"exit",
@@ -62,6 +63,13 @@ type CitationParseParams struct {
 // CitationStripParams are the params of "citation/strip".
 type CitationStripParams struct {
 	Text string `json:"text"`
+}
+
+// ContentInspectParams are the params of "content/inspect".
+type ContentInspectParams struct {
+	Text string `json:"text"`
+	// Default: "tool".
+	Origin *Origin `json:"origin,omitempty"`
 }
 
 // ContentSanitizeParams are the params of "content/sanitize".
@@ -255,13 +263,14 @@ const (
 
 // BlockModel is a type of the promptd protocol (see protocol/openrpc.json).
 type BlockModel struct {
-	Authenticated  bool    `json:"authenticated"`
-	Key            *string `json:"key"`
-	Body           string  `json:"body"`
-	DisplayTrigger *string `json:"display_trigger"`
-	Start          int64   `json:"start"`
-	End            int64   `json:"end"`
-	Style          string  `json:"style"`
+	Authenticated  bool     `json:"authenticated"`
+	Key            *string  `json:"key"`
+	Body           string   `json:"body"`
+	DisplayTrigger *string  `json:"display_trigger"`
+	Start          int64    `json:"start"`
+	End            int64    `json:"end"`
+	Style          string   `json:"style"`
+	Refusal        *Refusal `json:"refusal,omitempty"`
 }
 
 // Capabilities is a type of the promptd protocol (see protocol/openrpc.json).
@@ -399,6 +408,11 @@ type InitializeResult struct {
 	Methods         []string   `json:"methods"`
 }
 
+// InspectResult is the result of "content/inspect".
+type InspectResult struct {
+	Spans []SpanModel `json:"spans"`
+}
+
 // JSONValue is a type of the promptd protocol (see protocol/openrpc.json).
 type JSONValue = any
 
@@ -530,6 +544,15 @@ type ProvidersResult struct {
 	Providers []ProviderInfo `json:"providers"`
 }
 
+// Refusal is a type of the promptd protocol (see protocol/openrpc.json).
+type Refusal string
+
+// The values of Refusal.
+const (
+	RefusalAltered      Refusal = "altered"
+	RefusalOtherProcess Refusal = "other_process"
+)
+
 // ReminderPart is a type of the promptd protocol (see protocol/openrpc.json).
 type ReminderPart struct {
 	Key  string `json:"key"`
@@ -591,6 +614,24 @@ const (
 	SourceKindWeb     SourceKind = "web"
 	SourceKindInvalid SourceKind = "invalid"
 )
+
+// SpanKind is a type of the promptd protocol (see protocol/openrpc.json).
+type SpanKind string
+
+// The values of SpanKind.
+const (
+	SpanKindTag           SpanKind = "tag"
+	SpanKindDelimiter     SpanKind = "delimiter"
+	SpanKindNonce         SpanKind = "nonce"
+	SpanKindTagCharacters SpanKind = "tag_characters"
+)
+
+// SpanModel is a type of the promptd protocol (see protocol/openrpc.json).
+type SpanModel struct {
+	Start int64    `json:"start"`
+	End   int64    `json:"end"`
+	Kind  SpanKind `json:"kind"`
+}
 
 // SpillInfo is a type of the promptd protocol (see protocol/openrpc.json).
 type SpillInfo struct {

@@ -38,6 +38,7 @@ export interface BlockModel {
   start: number;
   end: number;
   style: "pua" | "xml";
+  refusal?: Refusal | null;
 }
 
 export interface CancelParams {
@@ -221,6 +222,16 @@ export interface InitializeResult {
   methods: string[];
 }
 
+export interface InspectParams {
+  text: string;
+  /** @default "tool" */
+  origin?: Origin;
+}
+
+export interface InspectResult {
+  spans: SpanModel[];
+}
+
 export type JsonValue = unknown;
 
 export interface KeyInfoModel {
@@ -343,6 +354,8 @@ export interface ProvidersResult {
   providers: ProviderInfo[];
 }
 
+export type Refusal = "altered" | "other_process";
+
 export interface RegisterParams {
   /** Unique provider name, [A-Za-z0-9._-]+ */
   name: string;
@@ -444,6 +457,14 @@ export interface SkipReport {
 
 export type SourceKind = "file" | "web" | "invalid";
 
+export type SpanKind = "tag" | "delimiter" | "nonce" | "tag_characters";
+
+export interface SpanModel {
+  start: number;
+  end: number;
+  kind: SpanKind;
+}
+
 export interface SpillInfo {
   path: string;
   retention_hours: number;
@@ -520,6 +541,14 @@ export interface Methods {
       text: string;
     };
     result: CitationStripResult;
+  };
+  "content/inspect": {
+    params: {
+      text: string;
+      /** @default "tool" */
+      origin?: Origin;
+    };
+    result: InspectResult;
   };
   "content/sanitize": {
     params: {
@@ -745,7 +774,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 export type NotificationName = keyof Notifications;
 
-export const METHOD_NAMES: readonly MethodName[] = ["citation/describe","citation/export","citation/parse","citation/strip","content/sanitize","content/sanitize_value","history/sanitize","initialize","prompt/lint","prompt/persist","prompt/render","providers/list","providers/register","providers/unregister","reminder/assemble","reminder/keys","reminder/parse","reminder/strip","reminder/wrap","reminder/wrap_many","rpc.discover","session/close","session/update","shutdown","todo/gate","turn/complete","turn/compose"];
+export const METHOD_NAMES: readonly MethodName[] = ["citation/describe","citation/export","citation/parse","citation/strip","content/inspect","content/sanitize","content/sanitize_value","history/sanitize","initialize","prompt/lint","prompt/persist","prompt/render","providers/list","providers/register","providers/unregister","reminder/assemble","reminder/keys","reminder/parse","reminder/strip","reminder/wrap","reminder/wrap_many","rpc.discover","session/close","session/update","shutdown","todo/gate","turn/complete","turn/compose"];
 
 /** One typed wrapper per request method; PromptdClient supplies `call`. */
 export abstract class GeneratedMethods {
@@ -769,6 +798,11 @@ export abstract class GeneratedMethods {
   /** `citation/strip`: The text with citation markers removed, for logs and previews. */
   citationStrip(params: ParamsOf<"citation/strip">, options?: RequestOptions): Promise<ResultOf<"citation/strip">> {
     return this.call("citation/strip", params, options);
+  }
+
+  /** `content/inspect`: Finds what content/sanitize would neutralize, without editing: for content a coding agent will edit. */
+  contentInspect(params: ParamsOf<"content/inspect">, options?: RequestOptions): Promise<ResultOf<"content/inspect">> {
+    return this.call("content/inspect", params, options);
   }
 
   /** `content/sanitize`: Neutralizes forged reminder markup in untrusted text. */
@@ -831,12 +865,12 @@ export abstract class GeneratedMethods {
     return this.call("reminder/keys", params, options);
   }
 
-  /** `reminder/parse`: Finds reminder blocks of both styles and says which carry this process's nonce. */
+  /** `reminder/parse`: Finds reminder blocks (the configured style's and keyed ones); a block authenticates only if this process wrote exactly its bytes. */
   reminderParse(params: ParamsOf<"reminder/parse">, options?: RequestOptions): Promise<ResultOf<"reminder/parse">> {
     return this.call("reminder/parse", params, options);
   }
 
-  /** `reminder/strip`: What a person is shown: authenticated runtime blocks hidden. */
+  /** `reminder/strip`: What a person is shown: the blocks this process wrote hidden, display triggers shown. */
   reminderStrip(params: ParamsOf<"reminder/strip">, options?: RequestOptions): Promise<ResultOf<"reminder/strip">> {
     return this.call("reminder/strip", params, options);
   }
