@@ -50,6 +50,11 @@ def _render(params: RenderParams, ctx: Context) -> RenderResult:
             tool_kinds=len(tools),
             elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
         )
+    # Recorded so that this exact prompt, stored as a system message, comes back unchanged from
+    # history/sanitize (its text may name reminder tags; it is the host's own, not untrusted).
+    from promptd.reminders.ledger import Kind
+
+    runtime.trust.ledger.record(rendered.text, Kind.PROMPT)
     return RenderResult(text=rendered.text, template=TemplateName(rendered.template), sha256=rendered.sha256, chars=rendered.chars)
 
 
