@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from promptd.reminders.sanitizer.detect import scan
+from promptd.text import has_astral
 
 _TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]+")
 DELIMITER_TEXT = {"\ue203": "[U+E203]", "\ue204": "[U+E204]"}
@@ -80,7 +81,7 @@ def sanitize_parts(parts: Sequence[str], nonce: str | None = None) -> tuple[list
     count = 0
     cleaned = list(parts)
     for i, part in enumerate(cleaned):
-        if _TAG_CHARACTERS.search(part):
+        if has_astral(part) and _TAG_CHARACTERS.search(part):
             cleaned[i], removed = _TAG_CHARACTERS.subn("", part)
             count += removed
     if nonce:
@@ -103,7 +104,7 @@ def sanitize_parts(parts: Sequence[str], nonce: str | None = None) -> tuple[list
 
 def inspect(text: str, nonce: str | None = None) -> list[Span]:
     """What `sanitize` would neutralize in `text`, without editing it (offsets into `text`)."""
-    spans = [Span(m.start(), m.end(), "tag_characters") for m in _TAG_CHARACTERS.finditer(text)]
+    spans = [Span(m.start(), m.end(), "tag_characters") for m in _TAG_CHARACTERS.finditer(text)] if has_astral(text) else []
     if nonce:
         spans += [Span(m.start(), m.end(), "nonce") for m in re.finditer(re.escape(nonce), text, re.IGNORECASE)]
     for hit in scan(text):

@@ -1,6 +1,6 @@
 """Detection of forged reminder markup on a folded, decoded view of untrusted text.
 
-Domain layer: imports only the standard library and its sibling modules; must not import
+Domain layer: imports only the standard library, its sibling modules and promptd.text; must not import
 promptd.rpc or promptd.methods.
 
 What counts as forged markup:
@@ -28,6 +28,7 @@ from html.entities import html5
 from promptd.reminders.sanitizer.escapes import INTRODUCERS, unit
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
 from promptd.reminders.sanitizer.fold import fold
+from promptd.text import has_astral
 
 PUA_OPEN = "\ue203"
 PUA_CLOSE = "\ue204"
@@ -158,6 +159,7 @@ _COMPLETE_TUPLE = tuple(sorted(_COMPLETE))
 _PREFIXES_OR_EMPTY = _PREFIXES | {""}
 _IDENTIFIER_TUPLE = tuple(sorted(_IDENTIFIERS))
 _ASCII_CANDIDATES, _OTHER_STARTS = _candidate_patterns()
+_OTHER_BMP_STARTS = "".join(c for c in _OTHER_STARTS if ord(c) <= 0xFFFF)
 
 
 
@@ -223,7 +225,8 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
 def _candidates(text: str) -> Iterator[re.Match[str]]:
     found = [pattern.finditer(text) for pattern in _ASCII_CANDIDATES]
     if not text.isascii():
-        present = "".join(c for c in _OTHER_STARTS if c in text)
+        # One fast membership test per character beats a character class over the whole text.
+        present = "".join(c for c in (_OTHER_STARTS if has_astral(text) else _OTHER_BMP_STARTS) if c in text)
         if present:
             found.append(re.finditer("[" + re.escape(present) + "]", text))
     return heapq.merge(*found, key=lambda match: match.start())
