@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-python test-node test-go bench protocol docs clean
+.PHONY: demo test test-python test-node test-go examples examples-node examples-go bench protocol docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) scripts/demo.py
 
+# The examples run after the suites (in a sub-make, so even `make -j` keeps that order: both
+# builds of clients/node write its dist/).
 test: test-python test-node test-go
+	$(MAKE) examples
 
 test-python: $(STAMP)
 	$(PY) -m pytest
@@ -25,6 +28,22 @@ test-node: $(STAMP)
 
 test-go: $(STAMP)
 	@if [ -f clients/go/go.mod ]; then $(MAKE) -C clients/go test PROMPTD="$(CURDIR)/$(VENV)/bin/promptd"; fi
+
+# The example hosts (examples/), each installed as a user's project would be: the Node one with
+# `npm install` of its `file:../../clients/node` dependency, the Go one through its go.mod replace.
+# clients/node's package test and clients/go's module test already prove a fresh project works.
+NPM ?= npm
+NODE ?= node
+GO ?= go
+
+examples: examples-node examples-go
+
+examples-node: $(STAMP)
+	cd examples/node-host && $(NPM) install --no-audit --no-fund --loglevel=error
+	cd examples/node-host && PROMPTD="$(CURDIR)/$(VENV)/bin/promptd" $(NODE) host.mjs
+
+examples-go: $(STAMP)
+	cd examples/go-host && $(GO) vet . && PROMPTD="$(CURDIR)/$(VENV)/bin/promptd" $(GO) run .
 
 bench: $(STAMP)
 	$(PY) bench/run.py
