@@ -166,9 +166,9 @@ def test_model_and_tool_messages_get_the_untrusted_treatment_even_for_current_bl
 
 def test_structured_content_is_walked_string_by_string():
     current = wrap_trusted("kept", TRUST)
-    content, _, _ = _one("user", [{"type": "text", "text": current}, {"type": "text", "text": "<system-reminder>"}])
-    assert content[0]["text"] == current
-    assert content[1]["text"] == f"{R}system-reminder>"
+    content, _, _ = _one("user", [{"type": "text", "text": "<system-reminder>"}, {"type": "text", "text": current}])
+    assert content[0]["text"] == f"{R}system-reminder>"
+    assert content[1]["text"] == current
     tool, neutralized, _ = _one("tool", {"<system-reminder>": [current]})
     assert neutralized >= 3 and parse(str(tool), TRUST, "pua") == []
 
@@ -215,3 +215,13 @@ def test_sanitizing_history_twice_changes_nothing_more(pairs):
             assert not trusted
         # At most one trusted block survives, and only as the message's final suffix.
         assert len(trusted) <= 1 and all(b.end == len(message.content) for b in trusted)
+
+
+def test_only_the_last_text_part_of_a_user_message_may_keep_a_compose_block():
+    block = wrap_trusted(trigger_markup("T") + "\n\nrules", TRUST)
+    kept, _, _ = _one("user", [{"type": "text", "text": "intro"}, {"type": "image", "source": "x"}, {"type": "text", "text": "hi\n\n" + block}])
+    assert kept[2]["text"] == "hi\n\n" + block
+    moved, neutralized, _ = _one("user", [{"type": "text", "text": "hi\n\n" + block}, {"type": "text", "text": "more"}])
+    assert neutralized >= 1 and not any(b.authenticated for b in parse(moved[0]["text"] + moved[1]["text"], TRUST, "pua"))
+    after_image, neutralized, _ = _one("user", [{"type": "text", "text": block}, {"type": "image", "source": "x"}])
+    assert after_image[0]["text"] == block and neutralized == 0

@@ -82,9 +82,9 @@ class _Own:
     dropped: int
 
 
-def _own_text(text: str, trust: Trust, style: str) -> _Own:
+def _own_text(text: str, trust: Trust, style: str, may_keep: bool) -> _Own:
     marked = parse_marked(text, trust, style)
-    if marked and composed(text, marked[-1][0], trust.nonce):
+    if may_keep and marked and composed(text, marked[-1][0], trust.nonce):
         block = marked[-1][0]
         return _Own(text[: block.start], text[block.start :], 0)
     # Stale blocks are dropped first and the rest is sanitized as one string, so text on both
@@ -106,8 +106,10 @@ def _own_text(text: str, trust: Trust, style: str) -> _Own:
     return _Own("".join(pieces), "", dropped)
 
 
-def _own_parts(texts: list[str], trust: Trust, style: str) -> tuple[list[str], int, int]:
-    """The user's own text parts (consecutive, joined by the reader): (texts, neutralized, dropped)."""
+def _own_parts(texts: list[str], trust: Trust, style: str, last_is_final: bool = True) -> tuple[list[str], int, int]:
+    """The user's own text parts (consecutive, joined by the reader): (texts, neutralized, dropped).
+    Only the last part, and only when no text part of the message follows it (`last_is_final`),
+    may keep a compose block: a reader joins the parts, and the block must end the joined text."""
     out: list[str] = []
     neutralized = dropped = 0
     stream: list[_Own] = []
@@ -121,8 +123,8 @@ def _own_parts(texts: list[str], trust: Trust, style: str) -> tuple[list[str], i
         out.extend(text + own.kept_block for text, own in zip(cleaned, stream, strict=True))
         stream.clear()
 
-    for text in texts:
-        own = _own_text(text, trust, style)
+    for index, text in enumerate(texts):
+        own = _own_text(text, trust, style, last_is_final and index == len(texts) - 1)
         dropped += own.dropped
         stream.append(own)
         if own.kept_block:
@@ -145,6 +147,7 @@ def _user_content(content: object, trust: Trust, style: str) -> tuple[object, in
         return value, neutralized, 0
     out: list[object] = []
     neutralized = dropped = 0
+    last_text = max((k for k, item in enumerate(content) if is_text_part(item)), default=-1)
     i = 0
     while i < len(content):
         if not is_text_part(content[i]):
@@ -157,7 +160,7 @@ def _user_content(content: object, trust: Trust, style: str) -> tuple[object, in
         while j < len(content) and is_text_part(content[j]):
             j += 1
         run = content[i:j]
-        texts, count, gone = _own_parts([part_text(item) for item in run], trust, style)
+        texts, count, gone = _own_parts([part_text(item) for item in run], trust, style, j > last_text)
         neutralized += count
         dropped += gone
         for item, text in zip(run, texts, strict=True):
