@@ -1,17 +1,80 @@
-"""Domain error hierarchy.
+"""Domain error hierarchy, and the one catalogue of every error code and `data.kind` on the wire.
 
 Domain layer: imports nothing from promptd.rpc. Every error carries a JSON-RPC application code
 (-32000..-32099) and a machine-readable `kind`; the one exception-to-wire boundary in
 promptd.methods turns them into error frames.
+
+The transport's own codes (JSON-RPC 2.0 section 5.1, LSP's cancel code, the shutdown code) are
+declared here too, with the `data.kind` values the transport sends with them, so that
+promptd.rpc.codes, protocol/openrpc.json (`x-errors`, the `ErrorKind` schema) and both generated
+clients read one list. A test checks that every `"kind": "..."` the source sends is listed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 
+@dataclass(frozen=True, slots=True)
+class WireError:
+    """One error code as the protocol document describes it."""
+
+    code: int
+    # The constant's name in the clients (ErrorCodes.InvalidParams, CodeInvalidParams).
+    name: str
+    # The `message` sent when nothing more specific is said.
+    message: str
+    # The `data.kind` values sent with this code, each with what it means.
+    kinds: tuple[tuple[str, str], ...] = ()
+
+
+PARSE_ERROR = WireError(-32700, "ParseError", "Parse error")
+INVALID_REQUEST = WireError(
+    -32600,
+    "InvalidRequest",
+    "Invalid Request",
+    (
+        ("bad_version", "`jsonrpc` is not \"2.0\"."),
+        ("invalid_method", "`method` is missing or not a string."),
+        ("invalid_id", "The id is not a string or an integer within 64 bits."),
+        ("invalid_params_type", "`params` is neither an object nor an array."),
+        ("not_an_object", "The message is not a JSON object."),
+        ("empty_batch", "An empty batch array."),
+        ("too_deep", "Nesting deeper than the limit (`max_depth`)."),
+        ("too_large", "The line is longer than max_message_bytes (`limit`)."),
+        ("duplicate_id", "The id of a request still in flight (`id`)."),
+    ),
+)
+METHOD_NOT_FOUND = WireError(-32601, "MethodNotFound", "Method not found", (("method_not_found", "No such method (`method`)."),))
+INVALID_PARAMS = WireError(
+    -32602,
+    "InvalidParams",
+    "Invalid params",
+    (
+        ("invalid_params", "The params do not match the method's schema (`errors: [{field, type, message}]`)."),
+        ("positional_params", "Params given as an array; promptd takes them by name."),
+    ),
+)
+INTERNAL_ERROR = WireError(-32603, "InternalError", "Internal error", (("internal", "An unexpected fault; details go to the log only."),))
+REQUEST_CANCELLED = WireError(-32800, "RequestCancelled", "Request cancelled", (("cancelled", "Cancelled by `$/cancelRequest`, `exit` or the shutdown deadline."),))
+SERVER_SHUT_DOWN = WireError(-32002, "ServerShutDown", "Server is shut down", (("shut_down", "Sent after `shutdown`."),))
+
+# In the order the document lists them.
+TRANSPORT_ERRORS: tuple[WireError, ...] = (
+    PARSE_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    INVALID_PARAMS,
+    INTERNAL_ERROR,
+    REQUEST_CANCELLED,
+    SERVER_SHUT_DOWN,
+)
+
+
 class PromptdError(Exception):
-    """Root of every error promptd raises on purpose."""
+    """Root of every error promptd raises on purpose. Each concrete subclass is one application
+    code (-32000..-32099) and one `data.kind`; its docstring is the kind's description."""
 
     code: ClassVar[int] = -32000
     kind: ClassVar[str] = "error"
@@ -26,60 +89,115 @@ class PromptdError(Exception):
 
 
 class InvalidKey(PromptdError):
+    """A reminder key outside [A-Za-z0-9._-]+."""
+
     code = -32010
     kind = "invalid_key"
 
 
 class NestedMarker(PromptdError):
+    """A reminder body that contains reminder markup."""
+
     code = -32011
     kind = "nested_marker"
 
 
 class UnregisteredKey(PromptdError):
+    """A key that is neither reserved nor added by the host, with `keys.strict`."""
+
     code = -32012
     kind = "unregistered_key"
 
 
 class TemplateSyntax(PromptdError):
+    """A prompt template that does not parse."""
+
     code = -32020
     kind = "template_syntax"
 
 
 class TemplateRender(PromptdError):
+    """A prompt template that failed while rendering."""
+
     code = -32021
     kind = "template_render"
 
 
 class InvalidContext(PromptdError):
+    """A prompt context field that is unknown or invalid (`field`)."""
+
     code = -32023
     kind = "invalid_context"
 
 
 class VaultLocked(PromptdError):
+    """The prompt vault could not be opened."""
+
     code = -32030
     kind = "vault_locked"
 
 
 class UnknownProvider(PromptdError):
+    """No provider by that name (also what a client answers `provider/produce` with for a name it does not serve)."""
+
     code = -32041
     kind = "unknown_provider"
 
 
-class ConfigError(PromptdError):
-    code = -32060
-    kind = "invalid_config"
-
-
-class AlreadyInitialized(PromptdError):
-    code = -32061
-    kind = "already_initialized"
-
-
 class ProviderExists(PromptdError):
+    """A provider by that name is already registered."""
+
     code = -32042
     kind = "provider_exists"
 
 
 class InvalidProvider(PromptdError):
+    """A provider registration that does not fit its kind (`field`)."""
+
     code = -32043
     kind = "invalid_provider"
+
+
+class ConfigError(PromptdError):
+    """A configuration (file, environment or `initialize` override) that is invalid."""
+
+    code = -32060
+    kind = "invalid_config"
+
+
+class AlreadyInitialized(PromptdError):
+    """`initialize` was called a second time."""
+
+    code = -32061
+    kind = "already_initialized"
+
+
+def _application_errors() -> list[type[PromptdError]]:
+    found: list[type[PromptdError]] = []
+    pending = list(PromptdError.__subclasses__())
+    while pending:
+        cls = pending.pop(0)
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return sorted(found, key=lambda cls: -cls.code)
+
+
+def _camel(kind: str) -> str:
+    return "".join(part.capitalize() for part in kind.split("_"))
+
+
+def catalogue() -> tuple[WireError, ...]:
+    """Every code on the wire with its kinds: the transport's, then the application's (one per
+    PromptdError subclass, named after its kind), ordered by code within each group."""
+    application = [
+        WireError(cls.code, _camel(cls.kind), (cls.__doc__ or cls.kind).strip().split("\n")[0], ((cls.kind, (cls.__doc__ or "").strip()),))
+        for cls in _application_errors()
+    ]
+    entries = (*TRANSPORT_ERRORS, *application)
+    codes = [e.code for e in entries]
+    kinds = [k for e in entries for k, _ in e.kinds]
+    names = [e.name for e in entries]
+    for what, values in (("code", codes), ("kind", kinds), ("name", names)):
+        if len(set(values)) != len(values):
+            raise RuntimeError(f"an error {what} is declared twice: {sorted(v for v in values if values.count(v) > 1)}")
+    return entries

@@ -2,6 +2,23 @@
 
 protocol/openrpc.json is this function's output (`make protocol`); a test fails when the committed
 file differs, so the schema is never written twice by hand.
+
+Both directions are in it:
+
+- `methods`: what the client sends (the method table in promptd.methods);
+- `x-server-to-client`: what the server sends, in the same OpenRPC method form: the
+  `provider/produce` request (params and result from promptd.api.host) and the `event/*`
+  notifications (params from promptd.api.events; no result, they are never answered);
+- `x-errors`: every error code with its `data.kind` values (promptd.errors), and the `ErrorKind`
+  schema, the closed set of kinds;
+- `components.schemas`: every model either direction uses. Each method entry also names its params
+  model in `x-params-schema`, so clients can give the params one named type (`ComposeParams`,
+  `GateFiredEvent`).
+
+Naming convention for components: a method's params are `<Verb>Params` (or `<Area><Verb>Params`
+where a verb alone would be ambiguous: `ReminderParseParams`, `CitationParseParams`), its result
+`<...>Result`; an event's payload is `<Name>Event` (`event/gate_fired` -> `GateFiredEvent`); a closed
+set of strings is a named enum schema (`Scope`, `SkipReason`, `ErrorKind`, `EventName`).
 """
 
 from __future__ import annotations
@@ -9,6 +26,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
 
 from promptd import PROTOCOL_VERSION, __version__
@@ -16,44 +34,87 @@ from promptd import PROTOCOL_VERSION, __version__
 OPENRPC_VERSION = "1.3.2"
 REF_TEMPLATE = "#/components/schemas/{model}"
 
-ERRORS = [
-    {"code": -32700, "message": "Parse error"},
-    {"code": -32600, "message": "Invalid Request"},
-    {"code": -32601, "message": "Method not found"},
-    {"code": -32602, "message": "Invalid params"},
-    {"code": -32603, "message": "Internal error"},
-    {"code": -32800, "message": "Request cancelled"},
-    {"code": -32002, "message": "Server is shut down"},
-]
+
+def _method_entry(
+    name: str,
+    summary: str,
+    params: type[BaseModel],
+    result: type[BaseModel] | None,
+    keyed: dict[Any, dict[str, Any]],
+    schemas: dict[str, Any],
+    params_mode: str,
+    result_mode: str,
+) -> dict[str, Any]:
+    params_ref = keyed[(params, params_mode)]
+    params_schema = _resolve(params_ref, schemas)
+    required = set(params_schema.get("required", []))
+    entry: dict[str, Any] = {
+        "name": name,
+        "summary": summary,
+        "paramStructure": "by-name",
+        "params": [{"name": field, "required": field in required, "schema": schema} for field, schema in params_schema.get("properties", {}).items()],
+        "x-params-schema": params_ref,
+    }
+    if result is not None:
+        entry["result"] = {"name": "result", "schema": keyed[(result, result_mode)]}
+    return entry
 
 
 @cache
 def openrpc_document() -> dict[str, Any]:
+    from promptd.api.events import EVENTS, EventName
+    from promptd.api.host import ProduceParams, ProduceResult
+    from promptd.errors import catalogue
     from promptd.methods import TABLE
 
-    models = []
+    models: list[tuple[type[BaseModel], str]] = []
     for method in TABLE.values():
         models.append((method.params, "validation"))
         models.append((method.result, "serialization"))
+    # The other direction: what the server sends is serialized, what it receives validated.
+    models.append((ProduceParams, "serialization"))
+    models.append((ProduceResult, "validation"))
+    for event in EVENTS.values():
+        models.append((event, "serialization"))
     keyed, definitions = models_json_schema(models, ref_template=REF_TEMPLATE)
     schemas = definitions.get("$defs", {})
 
     methods = []
     for name in sorted(TABLE):
         method = TABLE[name]
-        params_schema = _resolve(keyed[(method.params, "validation")], schemas)
-        required = set(params_schema.get("required", []))
-        params = [
-            {"name": field, "required": field in required, "schema": schema}
-            for field, schema in params_schema.get("properties", {}).items()
-        ]
-        entry: dict[str, Any] = {"name": name, "summary": method.summary, "paramStructure": "by-name", "params": params}
-        if not method.notification:
-            entry["result"] = {"name": "result", "schema": keyed[(method.result, "serialization")]}
-        methods.append(entry)
+        methods.append(
+            _method_entry(name, method.summary, method.params, None if method.notification else method.result, keyed, schemas, "validation", "serialization")
+        )
+
+    server_to_client = [
+        _method_entry(
+            ProduceParams.METHOD,
+            "Request, only to a client that declared capabilities.host_providers: the text of a `host` provider for this turn.",
+            ProduceParams,
+            ProduceResult,
+            keyed,
+            schemas,
+            "serialization",
+            "validation",
+        )
+    ]
+    for event in EVENTS.values():
+        entry = _method_entry(event.METHOD, f"Notification. {event.SUMMARY}", event, None, keyed, schemas, "serialization", "")
+        server_to_client.append(entry)
+
+    errors = catalogue()
+    kinds = [kind for error in errors for kind, _ in error.kinds]
+    schemas.setdefault("EventName", {**TypeAdapter(EventName).json_schema(), "title": "EventName"})
+    schemas["EventName"].setdefault("description", "The name of an event notification (`capabilities.events` lists some of them).")
+    schemas["ErrorKind"] = {
+        "title": "ErrorKind",
+        "description": "`data.kind` of an error: what went wrong, machine-readable (see `x-errors` for the code each comes with).",
+        "type": "string",
+        "enum": kinds,
+    }
 
     return {
-        "x-do-not-edit": "generated by `make protocol` from src/promptd/api; edit the models instead",
+        "x-do-not-edit": "generated by `make protocol` from src/promptd/api and src/promptd/errors.py; edit those instead",
         "openrpc": OPENRPC_VERSION,
         "info": {
             "title": "promptd",
@@ -61,7 +122,15 @@ def openrpc_document() -> dict[str, Any]:
             "description": f"promptd sidecar protocol {PROTOCOL_VERSION}: line-delimited JSON-RPC 2.0 over stdio.",
         },
         "methods": methods,
-        "components": {"schemas": schemas, "errors": {f"e{-e['code']}": e for e in ERRORS}},
+        "components": {
+            "schemas": dict(sorted(schemas.items())),
+            "errors": {error.name: {"code": error.code, "message": error.message} for error in errors},
+        },
+        "x-server-to-client": server_to_client,
+        "x-errors": [
+            {"code": error.code, "name": error.name, "message": error.message, "kinds": [{"kind": kind, "description": text} for kind, text in error.kinds]}
+            for error in errors
+        ],
         "x-protocol-version": PROTOCOL_VERSION,
     }
 

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
+from typing_extensions import TypeAliasType
 
 from promptd.api.base import ApiModel, Tools
 
-Scope = Literal["global", "per_turn"]
-ProviderKind = Literal["static", "file", "command", "host"]
+# Closed sets are named (TypeAliasType): each becomes one schema in protocol/openrpc.json, so the
+# clients get one named type with constants instead of a bare string per field.
+Scope = TypeAliasType("Scope", Literal["global", "per_turn"])
+# What providers/register accepts; providers/list also reports the built-ins (ProviderKind).
+RegisterKind = TypeAliasType("RegisterKind", Literal["static", "file", "command", "host"])
+ProviderKind = TypeAliasType("ProviderKind", Literal["builtin", "static", "file", "command", "host"])
+FragmentStatus = TypeAliasType("FragmentStatus", Literal["delivered", "truncated", "dropped", "duplicate"])
+SkipReason = TypeAliasType("SkipReason", Literal["timeout", "error", "missing", "too_large", "no_host"])
 
 
 class RegisterParams(ApiModel):
     name: str = Field(description="Unique provider name, [A-Za-z0-9._-]+")
     scope: Scope = "per_turn"
-    kind: ProviderKind
+    kind: RegisterKind
     key: str = Field(description="Reminder key of the fragments it produces")
     text: str | None = Field(None, description="static: the text")
     path: str | None = Field(None, description="file: the file (relative paths resolve against the session's cwd)")
@@ -30,8 +37,8 @@ class NameParams(ApiModel):
 
 class ProviderInfo(ApiModel):
     name: str
-    scope: str
-    kind: str
+    scope: Scope
+    kind: ProviderKind
     key: str
     builtin: bool
     timeout_ms: int | None
@@ -61,20 +68,32 @@ class AssembleParams(ApiModel):
     session: str = Field(min_length=1)
     user_message: str = ""
     directives: list[str] = Field(default_factory=list)
-    display_trigger: list[str] = Field(default_factory=list)
+    display_trigger: list[str] = Field(
+        default_factory=list,
+        description=(
+            "What the person is shown as the reason for this reminder, one constituent per source (a directive, a "
+            "slash command): a list going in because several sources may each add one. The result's "
+            "`display_trigger` is the one string they become in the block."
+        ),
+    )
     budget: int | None = Field(None, ge=1, description="Overrides reminders.budget_chars")
+
+
+class ComposeParams(AssembleParams):
+    """turn/compose takes exactly reminder/assemble's params; named apart so each method's params
+    type says which method it is for."""
 
 
 class FragmentReport(ApiModel):
     provider: str
     key: str
     chars: int
-    status: Literal["delivered", "truncated", "dropped", "duplicate"]
+    status: FragmentStatus
 
 
 class SkipReport(ApiModel):
     provider: str
-    reason: Literal["timeout", "error", "missing", "too_large", "no_host"]
+    reason: SkipReason
     elapsed_ms: float
 
 
@@ -90,7 +109,13 @@ class AssembleResult(ApiModel):
     skipped: list[SkipReport]
     spill: SpillInfo | None
     spill_failure: str | None = Field(description="Why the truncated fragment could not be spilled")
-    display_trigger: str | None = Field(description="The display trigger delivered, joined")
+    display_trigger: str | None = Field(
+        description=(
+            "The display trigger the block carries, as one string: the params' `display_trigger` constituents "
+            "sanitized, blank ones and repeats left out, joined with \"; \" (a string coming out, as in "
+            "reminder/parse's Block.display_trigger); null when none was delivered."
+        )
+    )
 
 
 class ComposeResult(ApiModel):
@@ -100,5 +125,5 @@ class ComposeResult(ApiModel):
 
 class CompleteParams(ApiModel):
     session: str = Field(min_length=1)
-    tool_calls: list[str] = Field(default_factory=list)
+    tools_called: list[str] = Field(default_factory=list, validation_alias=AliasChoices("tools_called", "tool_calls"), description="Names of the tools called while answering the prompt (repeats allowed); the plan tool counts as a todo write. The 0.1 name `tool_calls` is still accepted, for one more version.")
     todo_write: bool = False

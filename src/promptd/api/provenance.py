@@ -6,6 +6,7 @@ from enum import StrEnum
 from typing import Literal
 
 from pydantic import Field, JsonValue
+from typing_extensions import TypeAliasType
 
 from promptd.api.base import ApiModel
 
@@ -58,7 +59,7 @@ class SpanKind(StrEnum):
     TAG_CHARACTERS = "tag_characters"
 
 
-class SpanModel(ApiModel):
+class Span(ApiModel):
     # Offsets in Unicode code points: text[start:end] is the span.
     start: int
     end: int
@@ -67,7 +68,7 @@ class SpanModel(ApiModel):
 
 class InspectResult(ApiModel):
     # What content/sanitize would change, in order; empty when the text is clean.
-    spans: list[SpanModel]
+    spans: list[Span]
 
 
 class Refusal(StrEnum):
@@ -77,27 +78,31 @@ class Refusal(StrEnum):
     OTHER_PROCESS = "other_process"
 
 
-class ParseParams(ApiModel):
+class ReminderParseParams(ApiModel):
     text: str
 
 
-class BlockModel(ApiModel):
+BlockStyle = TypeAliasType("BlockStyle", Literal["pua", "xml"])
+
+
+class Block(ApiModel):
     # True only for blocks this process wrote, byte for byte (its nonce and its ledger).
     authenticated: bool
     # The seed-000 key; null for the keyless blocks assembly writes.
     key: str | None
     body: str
+    # The trigger shown to the person, as one string (what reminder/assemble's result reports).
     display_trigger: str | None
     # Offsets in Unicode code points (not UTF-16 units, not bytes): text[start:end] is the block.
     start: int
     end: int
-    style: Literal["pua", "xml"]
+    style: BlockStyle
     # Why a block that carries a nonce is not authenticated; null otherwise.
     refusal: Refusal | None = None
 
 
-class ParseResult(ApiModel):
-    blocks: list[BlockModel]
+class ReminderParseResult(ApiModel):
+    blocks: list[Block]
 
 
 class StripParams(ApiModel):

@@ -28,11 +28,11 @@ class WrapManyParams(ApiModel):
     nonce: bool = False
 
 
-class KeyInfoModel(ApiModel):
+class KeyInfo(ApiModel):
     key: str
     purpose: str
     introduced_in: str
 
 
 class KeysResult(ApiModel):
-    keys: list[KeyInfoModel]
+    keys: list[KeyInfo]

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from promptd.api.assembly import (
     AssembleParams,
     AssembleResult,
     CompleteParams,
+    ComposeParams,
     ComposeResult,
     FragmentReport,
     NameParams,
@@ -20,12 +23,14 @@ from promptd.api.assembly import (
     SpillInfo,
 )
 from promptd.api.base import Empty
+from promptd.api.events import NudgeFiredEvent, ProviderSkippedEvent, SpilledEvent
+from promptd.api.host import ProduceParams, ProduceResult
 from promptd.assembly.assemble import Assembled, Request, assemble, off_loop_if_large
 from promptd.assembly.registry import spec_from_mapping
 from promptd.methods.base import Context, Method
 from promptd.sessions import complete_turn
 
-PRODUCE_METHOD = "provider/produce"
+PRODUCE_METHOD = ProduceParams.METHOD
 # More file notices than a model can use in one reminder anyway; older ones are dropped first.
 MAX_MODIFIED_FILES = 200
 
@@ -38,11 +43,15 @@ class PeerHost:
         self.peer = ctx.peer
 
     async def produce(self, provider: str, session: str, user_message: str, timeout_s: float) -> str | None:
-        answer: Any = await self.peer.call(PRODUCE_METHOD, {"provider": provider, "session": session, "user_message": user_message}, timeout_s)
-        text = answer.get("text") if isinstance(answer, dict) else None
-        if text is not None and not isinstance(text, str):
+        params = ProduceParams(provider=provider, session=session, user_message=user_message)
+        answer: Any = await self.peer.call(PRODUCE_METHOD, params.model_dump(mode="json"), timeout_s)
+        if not isinstance(answer, dict):
             raise TypeError("provider/produce must answer {text: string | null}")
-        return text
+        # A missing `text` is read as null and other members are ignored, as they always were.
+        try:
+            return ProduceResult.model_validate({"text": answer.get("text")}).text
+        except ValidationError:
+            raise TypeError("provider/produce must answer {text: string | null}") from None
 
 
 def register(params: RegisterParams, ctx: Context) -> Empty:
@@ -116,9 +125,9 @@ def report(assembled: Assembled, session: str, ctx: Context) -> None:
     log = ctx.runtime.log
     for skip in assembled.skipped:
         log.warning("provider_skipped", provider=skip.provider, reason=skip.reason.value, elapsed_ms=skip.elapsed_ms, detail=skip.detail)
-        ctx.emit("event/provider_skipped", {"session": session, "provider": skip.provider, "reason": skip.reason.value, "elapsed_ms": skip.elapsed_ms})
+        ctx.emit(*ProviderSkippedEvent(session=session, provider=skip.provider, reason=skip.reason.value, elapsed_ms=skip.elapsed_ms).notification())
     if assembled.spill is not None:
-        ctx.emit("event/spilled", {"session": session, "path": assembled.spill.path, "retention_hours": assembled.spill.retention_hours})
+        ctx.emit(*SpilledEvent(session=session, path=assembled.spill.path, retention_hours=assembled.spill.retention_hours).notification())
     if assembled.spill_failure is not None:
         log.warning("spill_failed", reason=assembled.spill_failure)
     log.info("assembled", fragments=len(assembled.fragments), delivered=sum(1 for f in assembled.fragments if f.status.value in ("delivered", "truncated")), chars=len(assembled.body), skipped=len(assembled.skipped))
@@ -136,7 +145,7 @@ def to_result(assembled: Assembled) -> AssembleResult:
     )
 
 
-async def compose(params: AssembleParams, ctx: Context) -> ComposeResult:
+async def compose(params: ComposeParams, ctx: Context) -> ComposeResult:
     from promptd.reminders.sanitize import sanitize
 
     reminder = await run_assembly(params, ctx)
@@ -150,9 +159,9 @@ def complete(params: CompleteParams, ctx: Context) -> Empty:
     session = runtime.sessions.get(params.session)
     tools = runtime.tools_for(session)
     nudged = "todo.nudge" in session.delivered
-    complete_turn(session, params.todo_write, params.tool_calls, tools.get("plan"))
+    complete_turn(session, params.todo_write, params.tools_called, tools.get("plan"))
     if nudged:
-        ctx.emit("event/nudge_fired", {"session": params.session, "turn": session.counters.turns})
+        ctx.emit(*NudgeFiredEvent(session=params.session, turn=session.counters.turns).notification())
     return Empty()
 
 
@@ -163,6 +172,6 @@ METHODS = [
     Method("session/update", SessionUpdateParams, Empty, update_session, "Gives a session the host's facts: cwd, date, OS, shell, env, tools, modified files."),
     Method("session/close", SessionParams, Empty, close_session, "Forgets a session's state."),
     Method("reminder/assemble", AssembleParams, AssembleResult, run_assembly, "Runs the providers and assembles this turn's reminder under the budget."),
-    Method("turn/compose", AssembleParams, ComposeResult, compose, "The user-role message for a turn: sanitized user text plus the assembled reminder."),
+    Method("turn/compose", ComposeParams, ComposeResult, compose, "The user-role message for a turn: sanitized user text plus the assembled reminder."),
     Method("turn/complete", CompleteParams, Empty, complete, "Turn accounting: moves the TodoNudge counters and clears delivered notices."),
 ]

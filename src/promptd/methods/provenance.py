@@ -8,23 +8,24 @@ carry the origin, sizes and counts only, never the text or the nonce.
 from __future__ import annotations
 
 from promptd.api.provenance import (
-    BlockModel,
+    Block,
     HistoryMessage,
     HistorySanitizeParams,
     HistorySanitizeResult,
     InspectParams,
     InspectResult,
-    ParseParams,
-    ParseResult,
+    ReminderParseParams,
+    ReminderParseResult,
     SanitizeParams,
     SanitizeResult,
     SanitizeValueParams,
     SanitizeValueResult,
-    SpanModel,
+    Span,
     StripParams,
     StripResult,
 )
 from promptd.methods.base import Context, Method
+from promptd.text import offsets_in
 
 # The sanitizer builds its tables and regexes when imported; the handlers import it on first use
 # so the server's cold start does not pay for it.
@@ -60,22 +61,24 @@ def inspect(params: InspectParams, ctx: Context) -> InspectResult:
 
     spans = inspect_text(params.text, ctx.runtime.nonce)
     _report(ctx, "content/inspect", params.origin.value, len(spans), len(params.text))
-    return InspectResult(spans=[SpanModel(start=s.start, end=s.end, kind=s.kind) for s in spans])
+    at = offsets_in(params.text, ctx.runtime.offset_unit)  # in the unit the host asked for at initialize
+    return InspectResult(spans=[Span(start=at(s.start), end=at(s.end), kind=s.kind) for s in spans])
 
 
-def parse(params: ParseParams, ctx: Context) -> ParseResult:
+def parse(params: ReminderParseParams, ctx: Context) -> ReminderParseResult:
     from promptd.reminders import provenance
 
     blocks = provenance.parse(params.text, ctx.runtime.trust, ctx.runtime.config.reminders.style)
-    return ParseResult(
+    at = offsets_in(params.text, ctx.runtime.offset_unit)  # in the unit the host asked for at initialize
+    return ReminderParseResult(
         blocks=[
-            BlockModel(
+            Block(
                 authenticated=b.authenticated,
                 key=b.key,
                 body=b.body,
                 display_trigger=b.display_trigger,
-                start=b.start,
-                end=b.end,
+                start=at(b.start),
+                end=at(b.end),
                 style=b.style,
                 refusal=b.refusal.value if b.refusal else None,
             )
@@ -129,8 +132,8 @@ METHODS = [
     ),
     Method(
         "reminder/parse",
-        ParseParams,
-        ParseResult,
+        ReminderParseParams,
+        ReminderParseResult,
         parse,
         "Finds reminder blocks (the configured style's and keyed ones); a block authenticates only if this process wrote exactly its bytes.",
     ),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from promptd.api.base import Empty
-from promptd.api.reminders import KeyInfoModel, KeysResult, WrapManyParams, WrapParams, WrapResult
+from promptd.api.reminders import KeyInfo, KeysResult, WrapManyParams, WrapParams, WrapResult
 from promptd.methods.base import Context, Method
 from promptd.reminders import format as reminder_format
 
@@ -33,7 +33,7 @@ def wrap_many(params: WrapManyParams, ctx: Context) -> WrapResult:
 
 
 def keys(params: Empty, ctx: Context) -> KeysResult:
-    return KeysResult(keys=[KeyInfoModel(key=k.key, purpose=k.purpose, introduced_in=k.introduced_in) for k in ctx.runtime.keys.entries()])
+    return KeysResult(keys=[KeyInfo(key=k.key, purpose=k.purpose, introduced_in=k.introduced_in) for k in ctx.runtime.keys.entries()])
 
 
 METHODS = [

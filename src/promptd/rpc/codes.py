@@ -1,21 +1,19 @@
 """JSON-RPC 2.0 error codes used on the wire (spec section 5.1, plus LSP's cancel and a
-shutdown code in the implementation-defined server-error range)."""
+shutdown code in the implementation-defined server-error range).
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-SERVER_SHUT_DOWN = -32002
+Declared once, in promptd.errors (with their `data.kind` values, which the protocol document and
+the generated clients read); these are the names the transport uses.
+"""
+
+from promptd import errors as _errors
+
+PARSE_ERROR = _errors.PARSE_ERROR.code
+INVALID_REQUEST = _errors.INVALID_REQUEST.code
+METHOD_NOT_FOUND = _errors.METHOD_NOT_FOUND.code
+INVALID_PARAMS = _errors.INVALID_PARAMS.code
+INTERNAL_ERROR = _errors.INTERNAL_ERROR.code
+SERVER_SHUT_DOWN = _errors.SERVER_SHUT_DOWN.code
 # LSP's RequestCancelled; chosen so that standard LSP-style clients recognise cancellation.
-REQUEST_CANCELLED = -32800
+REQUEST_CANCELLED = _errors.REQUEST_CANCELLED.code
 
-MESSAGES = {
-    PARSE_ERROR: "Parse error",
-    INVALID_REQUEST: "Invalid Request",
-    METHOD_NOT_FOUND: "Method not found",
-    INVALID_PARAMS: "Invalid params",
-    INTERNAL_ERROR: "Internal error",
-    SERVER_SHUT_DOWN: "Server is shut down",
-    REQUEST_CANCELLED: "Request cancelled",
-}
+MESSAGES = {error.code: error.message for error in _errors.TRANSPORT_ERRORS}
