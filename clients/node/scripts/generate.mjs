@@ -166,8 +166,13 @@ function declaration(name, schema) {
   return `${doc}export type ${typeName(name)} = ${type};\n`;
 }
 
-/** The params of a method, from its by-name param list, as an object type. */
+/**
+ * The params of a method: the named model the document gives in `x-params-schema` (so that
+ * `turn/compose` takes a `ComposeParams`), else its by-name param list as an object type.
+ */
 function paramsType(method, indent) {
+  const named = method["x-params-schema"];
+  if (isObject(named) && typeof named.$ref === "string") return tsType(named, indent);
   const params = Array.isArray(method.params) ? method.params : [];
   if (params.length === 0) return "Record<string, never>";
   const schema = {
@@ -185,6 +190,11 @@ export function render(doc) {
   // (Plain code-unit order, never localeCompare: the output must not depend on the machine's locale.)
   const requests = methods.filter((m) => m.result !== undefined);
   const notifications = methods.filter((m) => m.result === undefined);
+  // The other direction: what the server sends (provider/produce, event/* notifications).
+  const inbound = Array.isArray(doc["x-server-to-client"]) ? doc["x-server-to-client"].filter(isObject) : [];
+  const serverRequests = inbound.filter((m) => m.result !== undefined);
+  const events = inbound.filter((m) => m.result === undefined);
+  const errors = Array.isArray(doc["x-errors"]) ? doc["x-errors"].filter(isObject) : [];
 
   const seen = new Map();
   for (const method of requests) {
@@ -214,6 +224,47 @@ export function render(doc) {
     out.push(`  ${JSON.stringify(method.name)}: {\n    params: ${paramsType(method, "    ")};\n  };`);
   }
   out.push("}", "");
+  out.push("/** Requests the server sends the client, which the client answers. */");
+  out.push("export interface ServerRequests {");
+  for (const method of serverRequests) {
+    const result = isObject(method.result) ? tsType(method.result.schema, "    ") : "unknown";
+    out.push(`  ${JSON.stringify(method.name)}: {\n    params: ${paramsType(method, "    ")};\n    result: ${result};\n  };`);
+  }
+  out.push("}", "");
+  out.push("/** Event notifications the server sends: each event's payload. */");
+  out.push("export interface Events {");
+  for (const method of events) {
+    const summary = typeof method.summary === "string" ? method.summary : "";
+    if (summary) out.push(`  /** ${summary.replace(/\*\//g, "*\\/")} */`);
+    out.push(`  ${JSON.stringify(method.name)}: ${paramsType(method, "  ")};`);
+  }
+  out.push("}", "");
+  out.push("export type ServerRequestName = keyof ServerRequests;");
+  // The document names the closed set itself (the EventName schema); otherwise it is derived here.
+  if (!("EventName" in components)) out.push("export type EventName = keyof Events;");
+  out.push(`export const EVENT_NAMES: readonly (keyof Events)[] = ${JSON.stringify(events.map((m) => m.name))};`, "");
+  out.push("/** An event handler's arguments: narrowing `event` narrows `params`. */");
+  out.push("export type EventArgs = { [E in keyof Events]: [event: E, params: Events[E]] }[keyof Events];", "");
+  out.push("/**");
+  out.push(" * Every error code on the wire (JSON-RPC's, LSP's cancel code, promptd's -32000..-32099), by");
+  out.push(" * name. Branch on `code` and `data.kind` (ErrorKind), never on the message.");
+  out.push(" */");
+  out.push("export const ErrorCodes = {");
+  for (const error of errors) {
+    const kinds = Array.isArray(error.kinds) ? error.kinds.filter(isObject).map((k) => `\`${k.kind}\``) : [];
+    out.push(`  /** ${String(error.message).replace(/\*\//g, "*\\/")}${kinds.length ? ` (data.kind: ${kinds.join(", ")})` : ""} */`);
+    out.push(`  ${propertyKey(String(error.name))}: ${Number(error.code)},`);
+  }
+  out.push("} as const;", "");
+  out.push("export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];", "");
+  out.push("/** The code each `data.kind` comes with. */");
+  out.push(`export const ERROR_KIND_CODES: Readonly<Record<${"ErrorKind" in components ? "ErrorKind" : "string"}, ErrorCode>> = {`);
+  for (const error of errors) {
+    for (const kind of Array.isArray(error.kinds) ? error.kinds.filter(isObject) : []) {
+      out.push(`  ${propertyKey(String(kind.kind))}: ${Number(error.code)},`);
+    }
+  }
+  out.push("};", "");
   out.push("export type MethodName = keyof Methods;");
   out.push(`export type ParamsOf<M extends MethodName> = Methods[M]["params"];`);
   out.push(`export type ResultOf<M extends MethodName> = Methods[M]["result"];`);

@@ -21,6 +21,12 @@ import {
   GeneratedMethods,
   PROTOCOL_VERSION,
   type Capabilities,
+  type ErrorKind,
+  type EventArgs,
+  type EventName,
+  type Events,
+  type ProduceParams,
+  type ProduceResult,
   type InitializeParams,
   type InitializeResult,
   type MethodName,
@@ -28,13 +34,12 @@ import {
   type Notifications,
   type ParamsOf,
   type ResultOf,
+  type ServerRequestName,
 } from "./generated.js";
 import { DEFAULT_GRACE_MS, SidecarProcess, type ExitInfo, type ShutdownOptions, type ShutdownResult, type SpawnOptions } from "./process.js";
 
-export const PRODUCE_METHOD = "provider/produce";
+export const PRODUCE_METHOD = "provider/produce" satisfies ServerRequestName;
 export const EVENT_PREFIX = "event/";
-// Same code and kind the server uses for a provider name it does not know.
-const UNKNOWN_PROVIDER = { code: -32041, kind: "unknown_provider" } as const;
 /** Each request's timeout unless the call or `requestTimeoutMs` says otherwise. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** How long `start` waits for the `initialize` answer (a cold Python start included). */
@@ -42,21 +47,16 @@ export const DEFAULT_START_TIMEOUT_MS = 30_000;
 // How long a call that found the connection closed waits for the exit status to name it.
 const CRASH_REPORT_WAIT_MS = 500;
 
-/** What the server asks a host provider for, once per turn. */
-export interface ProduceRequest {
-  provider: string;
-  session: string | null;
-  user_message: string;
-}
+/** What the server asks a host provider for, once per turn (the generated ProduceParams). */
+export type ProduceRequest = ProduceParams;
 
-/** A host provider's answer; `text: null` means nothing this turn. */
-export interface ProduceResult {
-  text: string | null;
-}
+/** A host provider's answer (the generated ProduceResult); `text: null` means nothing this turn. */
+export type { ProduceResult };
 
 export type HostProvider = (request: ProduceRequest, context: HandlerContext) => ProduceResult | Promise<ProduceResult>;
 
-export type EventHandler = (event: string, params: unknown) => void;
+/** Any event: `event` names it, and checking it narrows `params` to that event's payload. */
+export type EventHandler = (...args: EventArgs) => void;
 
 /**
  * How a host provider is registered with `providers/register`: its `kind` is always "host", and
@@ -219,11 +219,17 @@ export class PromptdClient extends GeneratedMethods {
     return this.connection.sendNotification(method, params);
   }
 
-  /** `event/...` notifications; with `name`, only that event. */
-  onEvent(handler: EventHandler, name?: string): Disposable {
+  /**
+   * `event/...` notifications; with `name`, only that event. The payloads are typed from the
+   * protocol (Events); an event newer than these types is passed on as it came.
+   */
+  onEvent<E extends EventName>(handler: (event: E, params: Events[E]) => void, name: E): Disposable;
+  onEvent(handler: EventHandler): Disposable;
+  onEvent(handler: (event: never, params: never) => void, name?: string): Disposable {
+    const deliver = handler as (event: string, params: unknown) => void;
     return this.connection.onNotification(undefined, (params, method) => {
       if (method.startsWith(EVENT_PREFIX) && (name === undefined || name === method)) {
-        handler(method, params);
+        deliver(method, params);
       }
     });
   }
@@ -284,11 +290,12 @@ export class PromptdClient extends GeneratedMethods {
   private async produce(params: unknown, context: HandlerContext): Promise<ProduceResult> {
     const request = produceRequest(params);
     if (request === undefined) {
-      throw new ResponseError(ErrorCodes.InvalidParams, "Invalid params", { kind: "invalid_params", method: PRODUCE_METHOD });
+      throw new ResponseError(ErrorCodes.InvalidParams, "Invalid params", { kind: "invalid_params" satisfies ErrorKind, method: PRODUCE_METHOD });
     }
     const handler = await this.handlerFor(request.provider);
     if (handler === undefined) {
-      throw new ResponseError(UNKNOWN_PROVIDER.code, "No such host provider in this client", { kind: UNKNOWN_PROVIDER.kind, provider: request.provider });
+      // Same code and kind the server uses for a provider name it does not know.
+      throw new ResponseError(ErrorCodes.UnknownProvider, "No such host provider in this client", { kind: "unknown_provider" satisfies ErrorKind, provider: request.provider });
     }
     let result: ProduceResult;
     try {
@@ -302,7 +309,7 @@ export class PromptdClient extends GeneratedMethods {
       }
       // The server skips the provider for this turn ("error"); the host hears why.
       this.emitError(new HostProviderError(request.provider, error));
-      throw new ResponseError(ErrorCodes.InternalError, "Host provider failed", { kind: "internal", provider: request.provider });
+      throw new ResponseError(ErrorCodes.InternalError, "Host provider failed", { kind: "internal" satisfies ErrorKind, provider: request.provider });
     }
     return { text: result.text };
   }
@@ -415,9 +422,9 @@ function produceRequest(params: unknown): ProduceRequest | undefined {
     return undefined;
   }
   const provider: unknown = "provider" in params ? params.provider : undefined;
-  const session: unknown = "session" in params ? params.session : null;
+  const session: unknown = "session" in params ? params.session : undefined;
   const message: unknown = "user_message" in params ? params.user_message : undefined;
-  if (typeof provider !== "string" || typeof message !== "string" || !(typeof session === "string" || session === null)) {
+  if (typeof provider !== "string" || typeof message !== "string" || typeof session !== "string") {
     return undefined;
   }
   return { provider, session, user_message: message };

@@ -16,6 +16,7 @@ import {
   RequestTimeoutError,
   ResponseError,
 } from "./errors.js";
+import type { ErrorKind } from "./generated.js";
 import { classify, type Id, type Incoming } from "./messages.js";
 import { DEFAULT_MAX_LINE_BYTES, LineReader } from "./reader.js";
 import { MessageWriter } from "./writer.js";
@@ -300,7 +301,7 @@ export class Connection {
     if (method === CANCEL_METHOD) {
       const id: unknown = typeof params === "object" && params !== null && "id" in params ? params.id : undefined;
       if (typeof id === "string" || typeof id === "number") {
-        this.running.get(id)?.abort(new ResponseError(ErrorCodes.RequestCancelled, "Request cancelled", { kind: "cancelled" }));
+        this.running.get(id)?.abort(new ResponseError(ErrorCodes.RequestCancelled, "Request cancelled", { kind: "cancelled" satisfies ErrorKind }));
       }
       return;
     }
@@ -315,7 +316,7 @@ export class Connection {
   private async serve(id: Id, method: string, params: unknown): Promise<void> {
     const handler = this.requestHandlers.get(method);
     if (handler === undefined) {
-      await this.reply(id, { error: { code: ErrorCodes.MethodNotFound, message: "Method not found", data: { kind: "method_not_found", method } } });
+      await this.reply(id, { error: { code: ErrorCodes.MethodNotFound, message: "Method not found", data: { kind: "method_not_found" satisfies ErrorKind, method } } });
       return;
     }
     const controller = new AbortController();
@@ -331,7 +332,7 @@ export class Connection {
       } else {
         // Like the server: the peer learns that it failed, not why; the host hears the detail.
         this.reportError(error instanceof Error ? error : new Error(String(error)));
-        await this.reply(id, { error: { code: ErrorCodes.InternalError, message: "Internal error", data: { kind: "internal" } } });
+        await this.reply(id, { error: { code: ErrorCodes.InternalError, message: "Internal error", data: { kind: "internal" satisfies ErrorKind } } });
       }
     } finally {
       this.running.delete(id);
@@ -349,7 +350,7 @@ export class Connection {
       if ((error instanceof TypeError || error instanceof MessageTooLargeError) && "result" in body) {
         // The handler's result cannot be encoded (a BigInt, a cycle) or is too long to send:
         // the peer still gets its one reply instead of waiting for a timeout.
-        await this.writer.write({ jsonrpc: "2.0", id, error: { code: ErrorCodes.InternalError, message: "Internal error", data: { kind: "internal" } } }).catch(() => undefined);
+        await this.writer.write({ jsonrpc: "2.0", id, error: { code: ErrorCodes.InternalError, message: "Internal error", data: { kind: "internal" satisfies ErrorKind } } }).catch(() => undefined);
       }
     }
   }
@@ -375,5 +376,5 @@ export class Connection {
 }
 
 function cancelledReply(): { error: { code: number; message: string; data: unknown } } {
-  return { error: { code: ErrorCodes.RequestCancelled, message: "Request cancelled", data: { kind: "cancelled" } } };
+  return { error: { code: ErrorCodes.RequestCancelled, message: "Request cancelled", data: { kind: "cancelled" satisfies ErrorKind } } };
 }

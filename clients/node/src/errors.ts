@@ -6,19 +6,14 @@
  * - `ConnectionError` and its subclasses: no answer can come (the stream closed, the connection
  *   was disposed) or the caller stopped waiting (timeout).
  *
- * No I/O here; nothing to import.
+ * No I/O here. The codes and kinds are generated from the protocol document (generated.ts).
  */
 
-/** Wire codes promptd uses (JSON-RPC 2.0 section 5.1, LSP's cancel code, the shutdown code). */
-export const ErrorCodes = {
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-  ServerShutDown: -32002,
-  RequestCancelled: -32800,
-} as const;
+import { ErrorCodes, type ErrorKind } from "./generated.js";
+
+/** Every wire code by name, generated from protocol/openrpc.json (`x-errors`). */
+export { ErrorCodes };
+export type { ErrorCode, ErrorKind } from "./generated.js";
 
 /** A JSON-RPC error object as it travels on the wire. */
 export interface ErrorObject {
@@ -39,8 +34,11 @@ export class ResponseError extends Error {
     this.data = data;
   }
 
-  /** `data.kind`, promptd's machine-readable error kind, when the server sent one. */
-  get kind(): string | undefined {
+  /**
+   * `data.kind`, promptd's machine-readable error kind, when the server sent one (one of
+   * ErrorKind, or a kind newer than these types).
+   */
+  get kind(): ErrorKind | (string & {}) | undefined {
     const data = this.data;
     if (typeof data === "object" && data !== null && "kind" in data) {
       const kind: unknown = data.kind;

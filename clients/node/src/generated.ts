@@ -10,6 +10,7 @@ export interface AssembleParams {
   /** @default "" */
   user_message?: string;
   directives?: string[];
+  /** What the person is shown as the reason for this reminder, one constituent per source (a directive, a slash command): a list going in because several sources may each add one. The result's `display_trigger` is the one string they become in the block. */
   display_trigger?: string[];
   /** Overrides reminders.budget_chars */
   budget?: number | null;
@@ -24,22 +25,24 @@ export interface AssembleResult {
   spill: SpillInfo | null;
   /** Why the truncated fragment could not be spilled */
   spill_failure: string | null;
-  /** The display trigger delivered, joined */
+  /** The display trigger the block carries, as one string: the params' `display_trigger` constituents sanitized, blank ones and repeats left out, joined with "; " (a string coming out, as in reminder/parse's Block.display_trigger); null when none was delivered. */
   display_trigger: string | null;
 }
 
 export type Audience = "primary" | "subagent";
 
-export interface BlockModel {
+export interface Block {
   authenticated: boolean;
   key: string | null;
   body: string;
   display_trigger: string | null;
   start: number;
   end: number;
-  style: "pua" | "xml";
+  style: BlockStyle;
   refusal?: Refusal | null;
 }
+
+export type BlockStyle = "pua" | "xml";
 
 export interface CancelParams {
   id: string | number;
@@ -107,8 +110,9 @@ export interface CitationSegment {
   form: MarkerForm | null;
   /** The marker's type keyword, lower-cased (`cite` for citations); null for text. */
   marker_type: string | null;
-  /** Offset of the span in code points. */
+  /** Offset of the span in the input, in initialize's offset_unit (code points by default). */
   start: number;
+  /** End of the span (exclusive), in the same unit. */
   end: number;
 }
 
@@ -134,9 +138,25 @@ export interface ClientInfo {
 
 export interface CompleteParams {
   session: string;
-  tool_calls?: string[];
+  /** Names of the tools called while answering the prompt (repeats allowed); the plan tool counts as a todo write. The 0.1 name `tool_calls` is still accepted, for one more version. */
+  tools_called?: string[];
   /** @default false */
   todo_write?: boolean;
+}
+
+/**
+ * turn/compose takes exactly reminder/assemble's params; named apart so each method's params
+ * type says which method it is for.
+ */
+export interface ComposeParams {
+  session: string;
+  /** @default "" */
+  user_message?: string;
+  directives?: string[];
+  /** What the person is shown as the reason for this reminder, one constituent per source (a directive, a slash command): a list going in because several sources may each add one. The result's `display_trigger` is the one string they become in the block. */
+  display_trigger?: string[];
+  /** Overrides reminders.budget_chars */
+  budget?: number | null;
 }
 
 export interface ComposeResult {
@@ -159,11 +179,34 @@ export interface DiscoverResult {
 /** No fields: the params of parameterless methods and the result `{}`. */
 export type Empty = Record<string, never>;
 
+/** `data.kind` of an error: what went wrong, machine-readable (see `x-errors` for the code each comes with). */
+export type ErrorKind = "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "invalid_config" | "already_initialized";
+
+/** The name of an event notification (`capabilities.events` lists some of them). */
+export type EventName = "event/provider_skipped" | "event/spilled" | "event/gate_fired" | "event/gate_exhausted" | "event/nudge_fired";
+
 export interface FragmentReport {
   provider: string;
   key: string;
   chars: number;
-  status: "delivered" | "truncated" | "dropped" | "duplicate";
+  status: FragmentStatus;
+}
+
+export type FragmentStatus = "delivered" | "truncated" | "dropped" | "duplicate";
+
+export interface GateExhaustedEvent {
+  session: string;
+  prompt_id: string;
+  fires: number;
+}
+
+export interface GateFiredEvent {
+  session: string;
+  prompt_id: string;
+  /** Fires so far for this session and prompt id. */
+  fires: number;
+  pending: number;
+  unbacked: number;
 }
 
 export interface GateParams {
@@ -176,12 +219,14 @@ export interface GateParams {
    * @default 0
    */
   backing_task_count?: number;
-  /** Whether the turn ended with a tool call */
-  tool_called: boolean;
+  /** Whether the model's last step asked for a tool call. True means the turn is not over (the host runs the tool and the model goes on) and the gate answers continue; at the end of a turn as docs/todos.md defines it, false. The 0.1 name `tool_called` is still accepted, for one more version. */
+  last_step_called_tool: boolean;
 }
 
 export interface GateResult {
   decision: "continue" | "nudge";
+  /** disabled: todo_gate.enabled is false, the gate never fires; tool_call: the last step called a tool; no_open_todos: nothing pending and every in-progress todo backed; no_fires_allowed: max_fires_per_prompt is 0; exhausted: the cap was reached for this prompt (see notice); open_todos: the nudge. */
+  reason: "disabled" | "tool_call" | "no_open_todos" | "no_fires_allowed" | "exhausted" | "open_todos";
   /** The wrapped reminder to send when the decision is nudge */
   reminder: string | null;
   /** Fires so far for this session and prompt id */
@@ -214,12 +259,20 @@ export interface InitializeParams {
   capabilities?: Capabilities;
   config?: Record<string, unknown>;
   tools?: Tools | null;
+  /**
+   * The unit of every offset promptd returns (start/end of citation/parse segments, reminder/parse blocks, content/inspect spans): code_points, utf16_units (JavaScript) or utf8_bytes (Go).
+   * @default "code_points"
+   */
+  offset_unit?: "code_points" | "utf16_units" | "utf8_bytes";
 }
 
 export interface InitializeResult {
   protocol_version: string;
   server_info: ServerInfo;
   methods: string[];
+  /** The unit of every offset in results, as asked for. */
+  offset_unit: "code_points" | "utf16_units" | "utf8_bytes";
+  limits: Limits;
 }
 
 export interface InspectParams {
@@ -229,19 +282,27 @@ export interface InspectParams {
 }
 
 export interface InspectResult {
-  spans: SpanModel[];
+  spans: Span[];
 }
 
 export type JsonValue = unknown;
 
-export interface KeyInfoModel {
+export interface KeyInfo {
   key: string;
   purpose: string;
   introduced_in: string;
 }
 
 export interface KeysResult {
-  keys: KeyInfoModel[];
+  keys: KeyInfo[];
+}
+
+/** The server's effective limits after `config` was applied, so a client need not be told. */
+export interface Limits {
+  /** The longest line promptd reads (a request, a notification, an answer to provider/produce), in bytes without the newline; a longer one is refused unread (`too_large`). */
+  max_message_bytes: number;
+  /** How long a provider's answer is awaited when its registration gives no timeout_ms; a host answer to provider/produce after it is discarded. */
+  provider_timeout_ms: number;
 }
 
 export interface LintParams {
@@ -270,6 +331,12 @@ export interface NameParams {
   name: string;
 }
 
+export interface NudgeFiredEvent {
+  session: string;
+  /** The session's turn count after this turn. */
+  turn: number;
+}
+
 export type OpenAction = "native" | "clipboard" | "browser";
 
 /**
@@ -277,14 +344,6 @@ export type OpenAction = "native" | "clipboard" | "browser";
  * is recorded (as log metadata) so operators can see which door forged markup came through.
  */
 export type Origin = "user" | "tool" | "model" | "stored";
-
-export interface ParseParams {
-  text: string;
-}
-
-export interface ParseResult {
-  blocks: BlockModel[];
-}
 
 export interface PersistParams {
   /** Seed 004's prompt context; every field is optional. */
@@ -294,6 +353,20 @@ export interface PersistParams {
 export interface PersistResult {
   /** The context with every field explicit, ready to store and to render again. */
   context: PromptContext;
+}
+
+export interface ProduceParams {
+  /** The host provider's registered name. */
+  provider: string;
+  /** The session the turn belongs to. */
+  session: string;
+  /** This turn's user message, as given to reminder/assemble or turn/compose. */
+  user_message: string;
+}
+
+export interface ProduceResult {
+  /** The fragment's text, or null for nothing this turn. */
+  text: string | null;
 }
 
 /** Seed 004's context structure, with its defaults. */
@@ -343,11 +416,20 @@ export type PromptMode = "extend" | "full";
 
 export interface ProviderInfo {
   name: string;
-  scope: string;
-  kind: string;
+  scope: Scope;
+  kind: ProviderKind;
   key: string;
   builtin: boolean;
   timeout_ms: number | null;
+}
+
+export type ProviderKind = "builtin" | "static" | "file" | "command" | "host";
+
+export interface ProviderSkippedEvent {
+  session: string;
+  provider: string;
+  reason: SkipReason;
+  elapsed_ms: number;
 }
 
 export interface ProvidersResult {
@@ -356,12 +438,14 @@ export interface ProvidersResult {
 
 export type Refusal = "altered" | "other_process";
 
+export type RegisterKind = "static" | "file" | "command" | "host";
+
 export interface RegisterParams {
   /** Unique provider name, [A-Za-z0-9._-]+ */
   name: string;
   /** @default "per_turn" */
-  scope?: "global" | "per_turn";
-  kind: "static" | "file" | "command" | "host";
+  scope?: Scope;
+  kind: RegisterKind;
   /** Reminder key of the fragments it produces */
   key: string;
   /** static: the text */
@@ -377,6 +461,14 @@ export interface RegisterParams {
    * @default 65536
    */
   max_bytes?: number;
+}
+
+export interface ReminderParseParams {
+  text: string;
+}
+
+export interface ReminderParseResult {
+  blocks: Block[];
 }
 
 export interface ReminderPart {
@@ -427,6 +519,8 @@ export interface SanitizeValueResult {
   neutralized: number;
 }
 
+export type Scope = "global" | "per_turn";
+
 export type SegmentType = "text" | "citation" | "marker";
 
 export interface ServerInfo {
@@ -449,24 +543,34 @@ export interface SessionUpdateParams {
   modified_files?: string[];
 }
 
+export type SkipReason = "timeout" | "error" | "missing" | "too_large" | "no_host";
+
 export interface SkipReport {
   provider: string;
-  reason: "timeout" | "error" | "missing" | "too_large" | "no_host";
+  reason: SkipReason;
   elapsed_ms: number;
 }
 
 export type SourceKind = "file" | "web" | "invalid";
 
-export type SpanKind = "tag" | "delimiter" | "nonce" | "tag_characters";
-
-export interface SpanModel {
+export interface Span {
   start: number;
   end: number;
   kind: SpanKind;
 }
 
+export type SpanKind = "tag" | "delimiter" | "nonce" | "tag_characters";
+
 export interface SpillInfo {
   path: string;
+  retention_hours: number;
+}
+
+export interface SpilledEvent {
+  session: string;
+  /** The spill file. */
+  path: string;
+  /** How long the file is kept. */
   retention_hours: number;
 }
 
@@ -513,246 +617,115 @@ export interface WrapResult {
 /** Every request method: its params (by name) and its result. */
 export interface Methods {
   "citation/describe": {
-    params: {
-      url: string;
-      /** @default true */
-      native_open?: boolean;
-    };
+    params: CitationDescribeParams;
     result: CitationDescribeResult;
   };
   "citation/export": {
-    params: {
-      text: string;
-      /** Source id -> {url, title}. */
-      sources?: Record<string, CitationSource>;
-    };
+    params: CitationExportParams;
     result: CitationExportResult;
   };
   "citation/parse": {
-    params: {
-      text: string;
-      /** @default false */
-      final?: boolean;
-    };
+    params: CitationParseParams;
     result: CitationParseResult;
   };
   "citation/strip": {
-    params: {
-      text: string;
-    };
+    params: CitationStripParams;
     result: CitationStripResult;
   };
   "content/inspect": {
-    params: {
-      text: string;
-      /** @default "tool" */
-      origin?: Origin;
-    };
+    params: InspectParams;
     result: InspectResult;
   };
   "content/sanitize": {
-    params: {
-      text: string;
-      /** @default "tool" */
-      origin?: Origin;
-    };
+    params: SanitizeParams;
     result: SanitizeResult;
   };
   "content/sanitize_value": {
-    params: {
-      value: JsonValue;
-      /** @default "tool" */
-      origin?: Origin;
-    };
+    params: SanitizeValueParams;
     result: SanitizeValueResult;
   };
   "history/sanitize": {
-    params: {
-      messages: HistoryMessage[];
-    };
+    params: HistorySanitizeParams;
     result: HistorySanitizeResult;
   };
   "initialize": {
-    params: {
-      protocol_version?: string | null;
-      client_info?: ClientInfo | null;
-      capabilities?: Capabilities;
-      config?: Record<string, unknown>;
-      tools?: Tools | null;
-    };
+    params: InitializeParams;
     result: InitializeResult;
   };
   "prompt/lint": {
-    params: {
-      template: string;
-      /** Tool kinds exempt from the guard rule; defaults to config prompt.exempt_kinds. */
-      exempt_kinds?: string[] | null;
-    };
+    params: LintParams;
     result: LintResult;
   };
   "prompt/persist": {
-    params: {
-      /** Seed 004's prompt context; every field is optional. */
-      context?: PromptContext;
-    };
+    params: PersistParams;
     result: PersistResult;
   };
   "prompt/render": {
-    params: {
-      /** Seed 004's prompt context; every field is optional. */
-      context?: PromptContext;
-      /** The tool set by kind; defaults to the one given at initialize. */
-      tools?: Tools | null;
-      /** Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`). */
-      params?: Record<string, Record<string, string>>;
-      /** Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...). */
-      flags?: Record<string, boolean>;
-    };
+    params: RenderParams;
     result: RenderResult;
   };
   "providers/list": {
-    params: Record<string, never>;
+    params: Empty;
     result: ProvidersResult;
   };
   "providers/register": {
-    params: {
-      /** Unique provider name, [A-Za-z0-9._-]+ */
-      name: string;
-      /** @default "per_turn" */
-      scope?: "global" | "per_turn";
-      kind: "static" | "file" | "command" | "host";
-      /** Reminder key of the fragments it produces */
-      key: string;
-      /** static: the text */
-      text?: string | null;
-      /** file: the file (relative paths resolve against the session's cwd) */
-      path?: string | null;
-      /** command: program and arguments, run without a shell */
-      argv?: string[] | null;
-      /** Overrides reminders.provider_timeout_ms */
-      timeout_ms?: number | null;
-      /**
-       * file/command: output cap
-       * @default 65536
-       */
-      max_bytes?: number;
-    };
+    params: RegisterParams;
     result: Empty;
   };
   "providers/unregister": {
-    params: {
-      name: string;
-    };
+    params: NameParams;
     result: Empty;
   };
   "reminder/assemble": {
-    params: {
-      session: string;
-      /** @default "" */
-      user_message?: string;
-      directives?: string[];
-      display_trigger?: string[];
-      /** Overrides reminders.budget_chars */
-      budget?: number | null;
-    };
+    params: AssembleParams;
     result: AssembleResult;
   };
   "reminder/keys": {
-    params: Record<string, never>;
+    params: Empty;
     result: KeysResult;
   };
   "reminder/parse": {
-    params: {
-      text: string;
-    };
-    result: ParseResult;
+    params: ReminderParseParams;
+    result: ReminderParseResult;
   };
   "reminder/strip": {
-    params: {
-      text: string;
-    };
+    params: StripParams;
     result: StripResult;
   };
   "reminder/wrap": {
-    params: {
-      /** Reminder key, [A-Za-z0-9._-]+ */
-      key: string;
-      body: string;
-      /** @default false */
-      nonce?: boolean;
-    };
+    params: WrapParams;
     result: WrapResult;
   };
   "reminder/wrap_many": {
-    params: {
-      parts: ReminderPart[];
-      /** @default false */
-      nonce?: boolean;
-    };
+    params: WrapManyParams;
     result: WrapResult;
   };
   "rpc.discover": {
-    params: Record<string, never>;
+    params: Empty;
     result: DiscoverResult;
   };
   "session/close": {
-    params: {
-      session: string;
-    };
+    params: SessionParams;
     result: Empty;
   };
   "session/update": {
-    params: {
-      session: string;
-      cwd?: string | null;
-      date?: string | null;
-      os_name?: string | null;
-      shell?: string | null;
-      env?: Record<string, string> | null;
-      tools?: Tools | null;
-      modified_files?: string[];
-    };
+    params: SessionUpdateParams;
     result: Empty;
   };
   "shutdown": {
-    params: Record<string, never>;
+    params: Empty;
     result: Empty;
   };
   "todo/gate": {
-    params: {
-      session: string;
-      /** The user prompt this turn answers; fires are counted per prompt */
-      prompt_id: string;
-      todos?: TodoItem[];
-      /**
-       * Background tasks running for in-progress todos
-       * @default 0
-       */
-      backing_task_count?: number;
-      /** Whether the turn ended with a tool call */
-      tool_called: boolean;
-    };
+    params: GateParams;
     result: GateResult;
   };
   "turn/complete": {
-    params: {
-      session: string;
-      tool_calls?: string[];
-      /** @default false */
-      todo_write?: boolean;
-    };
+    params: CompleteParams;
     result: Empty;
   };
   "turn/compose": {
-    params: {
-      session: string;
-      /** @default "" */
-      user_message?: string;
-      directives?: string[];
-      display_trigger?: string[];
-      /** Overrides reminders.budget_chars */
-      budget?: number | null;
-    };
+    params: ComposeParams;
     result: ComposeResult;
   };
 }
@@ -760,14 +733,118 @@ export interface Methods {
 /** Notifications the client sends (never answered). */
 export interface Notifications {
   "$/cancelRequest": {
-    params: {
-      id: string | number;
-    };
+    params: CancelParams;
   };
   "exit": {
-    params: Record<string, never>;
+    params: Empty;
   };
 }
+
+/** Requests the server sends the client, which the client answers. */
+export interface ServerRequests {
+  "provider/produce": {
+    params: ProduceParams;
+    result: ProduceResult;
+  };
+}
+
+/** Event notifications the server sends: each event's payload. */
+export interface Events {
+  /** Notification. A provider gave nothing this turn: it timed out, failed, found nothing, was too large, or no host answers for it. */
+  "event/provider_skipped": ProviderSkippedEvent;
+  /** Notification. A truncated fragment was written whole to a spill file the reminder points to. */
+  "event/spilled": SpilledEvent;
+  /** Notification. todo/gate nudged: open todos remain and the turn ended without a tool call. */
+  "event/gate_fired": GateFiredEvent;
+  /** Notification. todo/gate reached its cap for this prompt (sent once per prompt). */
+  "event/gate_exhausted": GateExhaustedEvent;
+  /** Notification. A turn that delivered the todo nudge reminder completed (turn/complete). */
+  "event/nudge_fired": NudgeFiredEvent;
+}
+
+export type ServerRequestName = keyof ServerRequests;
+export const EVENT_NAMES: readonly (keyof Events)[] = ["event/provider_skipped","event/spilled","event/gate_fired","event/gate_exhausted","event/nudge_fired"];
+
+/** An event handler's arguments: narrowing `event` narrows `params`. */
+export type EventArgs = { [E in keyof Events]: [event: E, params: Events[E]] }[keyof Events];
+
+/**
+ * Every error code on the wire (JSON-RPC's, LSP's cancel code, promptd's -32000..-32099), by
+ * name. Branch on `code` and `data.kind` (ErrorKind), never on the message.
+ */
+export const ErrorCodes = {
+  /** Parse error */
+  ParseError: -32700,
+  /** Invalid Request (data.kind: `bad_version`, `invalid_method`, `invalid_id`, `invalid_params_type`, `not_an_object`, `empty_batch`, `too_deep`, `too_large`, `duplicate_id`) */
+  InvalidRequest: -32600,
+  /** Method not found (data.kind: `method_not_found`) */
+  MethodNotFound: -32601,
+  /** Invalid params (data.kind: `invalid_params`, `positional_params`) */
+  InvalidParams: -32602,
+  /** Internal error (data.kind: `internal`) */
+  InternalError: -32603,
+  /** Request cancelled (data.kind: `cancelled`) */
+  RequestCancelled: -32800,
+  /** Server is shut down (data.kind: `shut_down`) */
+  ServerShutDown: -32002,
+  /** A reminder key outside [A-Za-z0-9._-]+. (data.kind: `invalid_key`) */
+  InvalidKey: -32010,
+  /** A reminder body that contains reminder markup. (data.kind: `nested_marker`) */
+  NestedMarker: -32011,
+  /** A key that is neither reserved nor added by the host, with `keys.strict`. (data.kind: `unregistered_key`) */
+  UnregisteredKey: -32012,
+  /** A prompt template that does not parse. (data.kind: `template_syntax`) */
+  TemplateSyntax: -32020,
+  /** A prompt template that failed while rendering. (data.kind: `template_render`) */
+  TemplateRender: -32021,
+  /** A prompt context field that is unknown or invalid (`field`). (data.kind: `invalid_context`) */
+  InvalidContext: -32023,
+  /** The prompt vault could not be opened. (data.kind: `vault_locked`) */
+  VaultLocked: -32030,
+  /** No provider by that name (also what a client answers `provider/produce` with for a name it does not serve). (data.kind: `unknown_provider`) */
+  UnknownProvider: -32041,
+  /** A provider by that name is already registered. (data.kind: `provider_exists`) */
+  ProviderExists: -32042,
+  /** A provider registration that does not fit its kind (`field`). (data.kind: `invalid_provider`) */
+  InvalidProvider: -32043,
+  /** A configuration (file, environment or `initialize` override) that is invalid. (data.kind: `invalid_config`) */
+  InvalidConfig: -32060,
+  /** `initialize` was called a second time. (data.kind: `already_initialized`) */
+  AlreadyInitialized: -32061,
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** The code each `data.kind` comes with. */
+export const ERROR_KIND_CODES: Readonly<Record<ErrorKind, ErrorCode>> = {
+  bad_version: -32600,
+  invalid_method: -32600,
+  invalid_id: -32600,
+  invalid_params_type: -32600,
+  not_an_object: -32600,
+  empty_batch: -32600,
+  too_deep: -32600,
+  too_large: -32600,
+  duplicate_id: -32600,
+  method_not_found: -32601,
+  invalid_params: -32602,
+  positional_params: -32602,
+  internal: -32603,
+  cancelled: -32800,
+  shut_down: -32002,
+  invalid_key: -32010,
+  nested_marker: -32011,
+  unregistered_key: -32012,
+  template_syntax: -32020,
+  template_render: -32021,
+  invalid_context: -32023,
+  vault_locked: -32030,
+  unknown_provider: -32041,
+  provider_exists: -32042,
+  invalid_provider: -32043,
+  invalid_config: -32060,
+  already_initialized: -32061,
+};
 
 export type MethodName = keyof Methods;
 export type ParamsOf<M extends MethodName> = Methods[M]["params"];

@@ -7,7 +7,7 @@
  */
 
 export { PromptdClient, PRODUCE_METHOD, EVENT_PREFIX, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_START_TIMEOUT_MS } from "./client.js";
-export type { ClientHooks, EventHandler, HostProvider, HostProviderRegistration, ProduceRequest, ProduceResult, StartOptions } from "./client.js";
+export type { ClientHooks, EventHandler, HostProvider, HostProviderRegistration, ProduceRequest, StartOptions } from "./client.js";
 export { Connection, CANCEL_METHOD, DEFAULT_MAX_MESSAGE_BYTES } from "./connection.js";
 export type {
   ConnectionOptions,

@@ -50,13 +50,13 @@ test("a host provider may answer null (nothing this turn) and may be async", asy
     await new Promise((resolve) => setTimeout(resolve, 5));
     return { text: null };
   });
-  const reply = await produce(peer, "promptd-2", { provider: "quiet", session: null, user_message: "" });
+  const reply = await produce(peer, "promptd-2", { provider: "quiet", session: "s", user_message: "" });
   assert.deepEqual(reply["result"], { text: null });
 });
 
 test("produce for a provider this client does not have is answered unknown_provider", async () => {
   const { peer } = clientOnFake();
-  const reply = await produce(peer, "promptd-3", { provider: "ghost", session: null, user_message: "x" });
+  const reply = await produce(peer, "promptd-3", { provider: "ghost", session: "s", user_message: "x" });
   const error = reply["error"] as { code: number; data: { kind: string; provider: string } };
   assert.equal(error.code, -32041);
   assert.deepEqual(error.data, { kind: "unknown_provider", provider: "ghost" });
@@ -80,7 +80,7 @@ test("a provider that returns the wrong shape is answered -32603 rather than sen
   const { peer, client } = clientOnFake();
   client.connection.onError(() => undefined);
   await register(peer, client, "sloppy", () => ({ text: 5 }) as unknown as { text: string });
-  const reply = await produce(peer, "promptd-5", { provider: "sloppy", session: null, user_message: "x" });
+  const reply = await produce(peer, "promptd-5", { provider: "sloppy", session: "s", user_message: "x" });
   assert.equal((reply["error"] as { code: number }).code, -32603);
 });
 
@@ -91,10 +91,10 @@ test("unregistering removes the local handler only once the server accepted", as
   const request = await peer.nextCall("providers/unregister");
   assert.deepEqual(request["params"], { name: "gone" });
   // Still served while the server has not answered.
-  assert.deepEqual((await produce(peer, "promptd-6a", { provider: "gone", session: null, user_message: "x" }))["result"], { text: "x" });
+  assert.deepEqual((await produce(peer, "promptd-6a", { provider: "gone", session: "s", user_message: "x" }))["result"], { text: "x" });
   peer.reply(request["id"], {});
   await unregistered;
-  const reply = await produce(peer, "promptd-6", { provider: "gone", session: null, user_message: "x" });
+  const reply = await produce(peer, "promptd-6", { provider: "gone", session: "s", user_message: "x" });
   assert.equal((reply["error"] as { data: { kind: string } }).data.kind, "unknown_provider");
 });
 
@@ -105,7 +105,7 @@ test("a refused unregistration keeps the local handler", async () => {
   const request = await peer.nextCall("providers/unregister");
   peer.fail(request["id"], -32041, "no provider with this name", { kind: "unknown_provider" });
   await assert.rejects(unregistered, ResponseError);
-  assert.deepEqual((await produce(peer, "promptd-6b", { provider: "kept", session: null, user_message: "x" }))["result"], { text: "still here" });
+  assert.deepEqual((await produce(peer, "promptd-6b", { provider: "kept", session: "s", user_message: "x" }))["result"], { text: "still here" });
 });
 
 test("registration is atomic: no handler before the server accepts, and a produce right behind the acceptance is served", async () => {
@@ -113,14 +113,14 @@ test("registration is atomic: no handler before the server accepts, and a produc
   const registered = client.registerHostProvider({ name: "atomic", key: "k" }, () => ({ text: "served" }));
   const request = await peer.nextCall("providers/register");
   // Before the server answered, nothing is served: a produce for it waits for the answer.
-  peer.send({ jsonrpc: "2.0", id: "promptd-9a", method: PRODUCE_METHOD, params: { provider: "atomic", session: null, user_message: "x" } });
+  peer.send({ jsonrpc: "2.0", id: "promptd-9a", method: PRODUCE_METHOD, params: { provider: "atomic", session: "s", user_message: "x" } });
   await new Promise((resolve) => setTimeout(resolve, 30));
   assert.equal(peer.received.some((frame) => frame["id"] === "promptd-9a"), false);
   // The acceptance and a produce in one read, as a server may write them.
   peer.sendRaw(
     JSON.stringify({ jsonrpc: "2.0", id: request["id"], result: {} }) +
       "\n" +
-      JSON.stringify({ jsonrpc: "2.0", id: "promptd-9b", method: PRODUCE_METHOD, params: { provider: "atomic", session: null, user_message: "x" } }) +
+      JSON.stringify({ jsonrpc: "2.0", id: "promptd-9b", method: PRODUCE_METHOD, params: { provider: "atomic", session: "s", user_message: "x" } }) +
       "\n",
   );
   await registered;
@@ -130,7 +130,7 @@ test("registration is atomic: no handler before the server accepts, and a produc
   // A refused registration: the waiting produce is answered unknown_provider.
   const refused = client.registerHostProvider({ name: "nope", key: "k" }, () => ({ text: "never" }));
   const refusedRequest = await peer.nextCall("providers/register");
-  peer.send({ jsonrpc: "2.0", id: "promptd-9c", method: PRODUCE_METHOD, params: { provider: "nope", session: null, user_message: "x" } });
+  peer.send({ jsonrpc: "2.0", id: "promptd-9c", method: PRODUCE_METHOD, params: { provider: "nope", session: "s", user_message: "x" } });
   await new Promise((resolve) => setTimeout(resolve, 30));
   peer.fail(refusedRequest["id"], -32602, "Invalid params", { kind: "invalid_params" });
   await assert.rejects(refused, ResponseError);
@@ -146,7 +146,7 @@ test("a host provider that throws is answered with an error and the exception re
   await register(peer, client, "broken", () => {
     throw bug;
   });
-  const reply = await produce(peer, "promptd-10", { provider: "broken", session: null, user_message: "x" });
+  const reply = await produce(peer, "promptd-10", { provider: "broken", session: "s", user_message: "x" });
   const error = reply["error"] as { code: number; message: string; data: { kind: string; provider: string } };
   assert.equal(error.code, -32603);
   assert.deepEqual(error.data, { kind: "internal", provider: "broken" });
@@ -164,7 +164,7 @@ test("registerHostProvider sends providers/register with kind host and keeps the
   assert.deepEqual(request["params"], { name: "clock", key: "host.clock", scope: "per_turn", kind: "host" });
   peer.reply(request["id"], {});
   assert.deepEqual(await registered, {});
-  const reply = await produce(peer, "promptd-7", { provider: "clock", session: null, user_message: "x" });
+  const reply = await produce(peer, "promptd-7", { provider: "clock", session: "s", user_message: "x" });
   assert.deepEqual(reply["result"], { text: "noon" });
 });
 
@@ -175,12 +175,12 @@ test("when the server refuses the registration, nothing changes locally (an exis
   const duplicate = await peer.nextCall("providers/register");
   peer.fail(duplicate["id"], -32042, "a provider with this name is already registered", { kind: "provider_exists" });
   await assert.rejects(again, { code: -32042 });
-  assert.deepEqual((await produce(peer, "promptd-8a", { provider: "first", session: null, user_message: "x" }))["result"], { text: "first" });
+  assert.deepEqual((await produce(peer, "promptd-8a", { provider: "first", session: "s", user_message: "x" }))["result"], { text: "first" });
   const registered = client.registerHostProvider({ name: "dup", key: "k" }, () => ({ text: "x" }));
   const request = await peer.nextCall("providers/register");
   peer.fail(request["id"], -32602, "Invalid params", { kind: "invalid_params" });
   await assert.rejects(registered, { code: -32602 });
-  const reply = await produce(peer, "promptd-8", { provider: "dup", session: null, user_message: "x" });
+  const reply = await produce(peer, "promptd-8", { provider: "dup", session: "s", user_message: "x" });
   assert.equal((reply["error"] as { data: { kind: string } }).data.kind, "unknown_provider");
 });
 
