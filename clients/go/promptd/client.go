@@ -20,7 +20,8 @@ import (
 	"sync/atomic"
 )
 
-// Server-to-client traffic promptd sends.
+// Server-to-client traffic promptd sends. Its params and results (ProduceParams, ProduceResult,
+// GateFiredEvent, ...) are generated from protocol/openrpc.json (`x-server-to-client`).
 const (
 	// ProduceMethod is the request promptd sends for a provider of kind "host" (only to a client
 	// that declared capabilities.host_providers at initialize).
@@ -29,20 +30,6 @@ const (
 	EventPrefix = "event/"
 )
 
-// ProduceParams are the params of a provider/produce request.
-type ProduceParams struct {
-	Provider string `json:"provider"`
-	// Session is the session the turn belongs to, or nil for none.
-	Session     *string `json:"session"`
-	UserMessage string  `json:"user_message"`
-}
-
-// ProduceResult is the answer to provider/produce: the fragment's text, or nil for nothing this
-// turn.
-type ProduceResult struct {
-	Text *string `json:"text"`
-}
-
 // ProduceFunc serves provider/produce. ctx ends when promptd cancels the request or the
 // connection closes. Return an *Error to answer with a specific code; any other error is
 // answered as an internal error (its text is not sent), and promptd skips the provider.
@@ -50,8 +37,15 @@ type ProduceFunc func(ctx context.Context, params ProduceParams) (ProduceResult,
 
 // Event is an event notification (event/provider_skipped, event/gate_fired, ...).
 type Event struct {
+	// Method is the event's name (compare it with the EventName constants: EventGateFired, ...).
 	Method string
+	// Params are the payload as it came.
 	Params json.RawMessage
+	// Payload is Params decoded into the event's generated type, as a value (ProviderSkippedEvent,
+	// SpilledEvent, GateFiredEvent, GateExhaustedEvent, NudgeFiredEvent); nil for an event newer
+	// than these types or a payload that did not decode (PayloadErr says why).
+	Payload    any
+	PayloadErr error
 }
 
 // Options configure a Client. The zero value is a client with no callbacks.
@@ -163,16 +157,20 @@ type callbacks struct {
 func (h *callbacks) Handle(ctx context.Context, req *Request) (any, error) {
 	if req.IsNotification() {
 		if h.onEvent != nil && strings.HasPrefix(req.Method, EventPrefix) {
-			h.onEvent(Event{Method: req.Method, Params: req.Params})
+			payload, err := decodeEvent(req.Method, req.Params)
+			if err != nil {
+				payload = nil
+			}
+			h.onEvent(Event{Method: req.Method, Params: req.Params, Payload: payload, PayloadErr: err})
 		}
 		return nil, nil // other notifications are for later protocol versions; ignoring them is safe
 	}
 	if req.Method != ProduceMethod || h.produce == nil {
-		return nil, NewError(CodeMethodNotFound, "Method not found", map[string]string{"kind": "method_not_found", "method": req.Method})
+		return nil, NewError(CodeMethodNotFound, "Method not found", map[string]any{"kind": ErrorKindMethodNotFound, "method": req.Method})
 	}
 	var params ProduceParams
 	if err := json.Unmarshal(req.Params, &params); err != nil {
-		return nil, NewError(CodeInvalidParams, "Invalid params", map[string]string{"kind": "invalid_params"})
+		return nil, NewError(CodeInvalidParams, "Invalid params", map[string]any{"kind": ErrorKindInvalidParams})
 	}
 	return h.produce(ctx, params)
 }

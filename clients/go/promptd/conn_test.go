@@ -164,7 +164,7 @@ func TestAnErrorAnswerIsAnErrorWithCodeMessageAndData(t *testing.T) {
 			if !errors.As(err, &rpcErr) {
 				t.Fatalf("got %T %v, want *Error", err, err)
 			}
-			if rpcErr.Code != tc.code || rpcErr.Kind() != tc.kind || rpcErr.Message == "" {
+			if rpcErr.Code != tc.code || string(rpcErr.Kind()) != tc.kind || rpcErr.Message == "" {
 				t.Fatalf("got code %d kind %q message %q", rpcErr.Code, rpcErr.Kind(), rpcErr.Message)
 			}
 			if errors.Is(err, ErrClosed) {
@@ -220,11 +220,11 @@ func TestProviderProduceIsAnsweredByTheProduceFunction(t *testing.T) {
 		want    string // the reply's result or error, as JSON
 	}{
 		{"text", func(_ context.Context, p ProduceParams) (ProduceResult, error) {
-			return ProduceResult{Text: Ptr(p.Provider + "|" + *p.Session + "|" + p.UserMessage)}, nil
+			return ProduceResult{Text: Ptr(p.Provider + "|" + p.Session + "|" + p.UserMessage)}, nil
 		}, `{"provider":"notes","session":"s1","user_message":"hi"}`, `{"result":{"text":"notes|s1|hi"}}`},
 		{"nothing this turn", func(_ context.Context, p ProduceParams) (ProduceResult, error) {
-			if p.Session != nil {
-				return ProduceResult{Text: Ptr("session should be nil")}, nil
+			if p.Session != "" {
+				return ProduceResult{Text: Ptr("session should be empty")}, nil
 			}
 			return ProduceResult{}, nil
 		}, `{"provider":"notes","session":null,"user_message":""}`, `{"result":{"text":null}}`},

@@ -6,17 +6,9 @@ import (
 	"fmt"
 )
 
-// JSON-RPC 2.0 and promptd error codes. Application errors use -32000..-32099 and say what went
-// wrong in data.kind; compare kinds (Error.Kind), not messages, which may change.
-const (
-	CodeParseError       = -32700
-	CodeInvalidRequest   = -32600
-	CodeMethodNotFound   = -32601
-	CodeInvalidParams    = -32602
-	CodeInternalError    = -32603
-	CodeRequestCancelled = -32800
-	CodeServerShutDown   = -32002
-)
+// The error codes (CodeParseError, CodeUnknownProvider, ...) and kinds (ErrorKind) are generated
+// from protocol/openrpc.json into types.go. Application errors use -32000..-32099 and say what
+// went wrong in data.kind; compare kinds (Error.Kind), not messages, which may change.
 
 // Error is an error response from the peer: the server's answer to a call, or the answer this
 // client gives to a server-to-client request.
@@ -33,10 +25,11 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("promptd: %s (code %d)", e.Message, e.Code)
 }
 
-// Kind returns data.kind, the machine-readable reason, or "" when the error has none.
-func (e *Error) Kind() string {
+// Kind returns data.kind, the machine-readable reason (one of the ErrorKind constants, or a kind
+// newer than them), or "" when the error has none.
+func (e *Error) Kind() ErrorKind {
 	var data struct {
-		Kind string `json:"kind"`
+		Kind ErrorKind `json:"kind"`
 	}
 	if len(e.Data) == 0 || json.Unmarshal(e.Data, &data) != nil {
 		return ""

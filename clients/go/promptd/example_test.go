@@ -62,7 +62,7 @@ func ExamplePtr() {
 		Name:      "host.notes",
 		Kind:      "host",
 		Key:       "host.notes",
-		Scope:     promptd.Ptr("per_turn"),
+		Scope:     promptd.Ptr(promptd.ScopePerTurn),
 		TimeoutMs: promptd.Ptr[int64](500),
 	}
 	fmt.Println(*params.Scope, *params.TimeoutMs)

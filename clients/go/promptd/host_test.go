@@ -20,7 +20,7 @@ func startWithHostProviders(t *testing.T, opts Options) *Client {
 	t.Helper()
 	opts.Initialize = InitializeParams{
 		ClientInfo:   &ClientInfo{Name: "promptd-go-tests"},
-		Capabilities: &Capabilities{HostProviders: true, Events: true},
+		Capabilities: &Capabilities{HostProviders: true, Events: BoolOrList[string]{All: true}},
 	}
 	client := startSidecar(t, opts)
 	for _, m := range []string{"providers/register", "reminder/assemble"} {
@@ -34,7 +34,7 @@ func startWithHostProviders(t *testing.T, opts Options) *Client {
 func registerHost(t *testing.T, client *Client, name string, timeoutMS int64) {
 	t.Helper()
 	err := client.ProvidersRegister(testContext(t), ProvidersRegisterParams{
-		Name: name, Kind: "host", Key: name, Scope: Ptr("per_turn"), TimeoutMs: Ptr(timeoutMS),
+		Name: name, Kind: "host", Key: name, Scope: Ptr(ScopePerTurn), TimeoutMs: Ptr(timeoutMS),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestAHostProviderIsServedThroughProduceWhileAReminderIsAssembled(t *testing
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seen) != 1 || seen[0].Provider != "host.notes" || seen[0].Session == nil || *seen[0].Session != "s1" || seen[0].UserMessage != "hello" {
+	if len(seen) != 1 || seen[0].Provider != "host.notes" || seen[0].Session != "s1" || seen[0].UserMessage != "hello" {
 		t.Fatalf("produce saw %+v", seen)
 	}
 }

@@ -120,8 +120,8 @@ func (c *Client) ReminderKeys(ctx context.Context) (KeysResult, error) {
 }
 
 // ReminderParse calls "reminder/parse": Finds reminder blocks (the configured style's and keyed ones); a block authenticates only if this process wrote exactly its bytes.
-func (c *Client) ReminderParse(ctx context.Context, params ReminderParseParams) (ParseResult, error) {
-	var result ParseResult
+func (c *Client) ReminderParse(ctx context.Context, params ReminderParseParams) (ReminderParseResult, error) {
+	var result ReminderParseResult
 	err := c.Call(ctx, "reminder/parse", params, &result)
 	return result, err
 }

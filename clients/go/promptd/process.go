@@ -248,7 +248,7 @@ func (c *Client) initialize(ctx context.Context, timeout time.Duration) error {
 		params.ClientInfo = &ClientInfo{Name: "promptd-go"}
 	}
 	if params.Capabilities == nil {
-		params.Capabilities = &Capabilities{HostProviders: c.opts.Produce != nil, Events: c.opts.OnEvent != nil}
+		params.Capabilities = &Capabilities{HostProviders: c.opts.Produce != nil, Events: BoolOrList[string]{All: c.opts.OnEvent != nil}}
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

@@ -66,7 +66,7 @@ func TestEverySharedVectorGivesItsExpectedAnswer(t *testing.T) {
 				if !errors.As(err, &rpcErr) {
 					t.Fatalf("%s: got %v (%s), want error %d/%s", v.Description, err, got, v.Expect.Error.Code, v.Expect.Error.Kind)
 				}
-				if rpcErr.Code != v.Expect.Error.Code || rpcErr.Kind() != v.Expect.Error.Kind {
+				if rpcErr.Code != v.Expect.Error.Code || string(rpcErr.Kind()) != v.Expect.Error.Kind {
 					t.Fatalf("%s: got error %d/%s, want %d/%s", v.Description, rpcErr.Code, rpcErr.Kind(), v.Expect.Error.Code, v.Expect.Error.Kind)
 				}
 				return
@@ -84,7 +84,7 @@ func TestEverySharedVectorGivesItsExpectedAnswer(t *testing.T) {
 func TestStartInitializesAndTheServerListsEveryMethodTheWrappersCover(t *testing.T) {
 	client := startSidecar(t, Options{Initialize: InitializeParams{
 		ClientInfo:   &ClientInfo{Name: "promptd-go-tests", Version: Ptr("0")},
-		Capabilities: &Capabilities{Events: true},
+		Capabilities: &Capabilities{Events: BoolOrList[string]{All: true}},
 	}})
 	res := client.Handshake()
 	if res.ProtocolVersion != ProtocolVersion || res.ServerInfo.Name != "promptd" || res.ServerInfo.Version == "" {
@@ -155,7 +155,7 @@ func TestServerErrorsArriveAsErrorsWithCodeAndKind(t *testing.T) {
 			if !errors.As(err, &rpcErr) {
 				t.Fatalf("got %v", err)
 			}
-			if rpcErr.Code != tc.code || rpcErr.Kind() != tc.kind || rpcErr.Message == "" {
+			if rpcErr.Code != tc.code || string(rpcErr.Kind()) != tc.kind || rpcErr.Message == "" {
 				t.Fatalf("got %d/%s %q", rpcErr.Code, rpcErr.Kind(), rpcErr.Message)
 			}
 		})

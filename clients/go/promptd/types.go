@@ -2,6 +2,8 @@
 
 package promptd
 
+import "encoding/json"
+
 // ProtocolVersion is the protocol version of the document the types were generated from.
 const ProtocolVersion = "2026-11-01"
 
@@ -98,6 +100,9 @@ type InitializeParams struct {
 	Capabilities    *Capabilities  `json:"capabilities,omitempty"`
 	Config          map[string]any `json:"config,omitempty"`
 	Tools           *Tools         `json:"tools,omitempty"`
+	// The unit of every offset promptd returns (start/end of citation/parse segments, reminder/parse blocks, content/inspect spans): code_points, utf16_units (JavaScript) or utf8_bytes (Go).
+	// Default: "code_points".
+	OffsetUnit *InitializeParamsOffsetUnit `json:"offset_unit,omitempty"`
 }
 
 // PromptLintParams are the params of "prompt/lint".
@@ -130,8 +135,8 @@ type ProvidersRegisterParams struct {
 	// Unique provider name, [A-Za-z0-9._-]+
 	Name string `json:"name"`
 	// Default: "per_turn".
-	Scope *string `json:"scope,omitempty"`
-	Kind  string  `json:"kind"`
+	Scope *Scope       `json:"scope,omitempty"`
+	Kind  RegisterKind `json:"kind"`
 	// Reminder key of the fragments it produces
 	Key string `json:"key"`
 	// static: the text
@@ -156,8 +161,9 @@ type ProvidersUnregisterParams struct {
 type ReminderAssembleParams struct {
 	Session string `json:"session"`
 	// Default: "".
-	UserMessage    string   `json:"user_message,omitempty"`
-	Directives     []string `json:"directives,omitempty"`
+	UserMessage string   `json:"user_message,omitempty"`
+	Directives  []string `json:"directives,omitempty"`
+	// What the person is shown as the reason for this reminder, one constituent per source (a directive, a slash command): a list going in because several sources may each add one. The result's `display_trigger` is the one string they become in the block.
 	DisplayTrigger []string `json:"display_trigger,omitempty"`
 	// Overrides reminders.budget_chars
 	Budget *int64 `json:"budget,omitempty"`
@@ -215,14 +221,15 @@ type TodoGateParams struct {
 	// Background tasks running for in-progress todos
 	// Default: 0.
 	BackingTaskCount int64 `json:"backing_task_count,omitempty"`
-	// Whether the turn ended with a tool call
-	ToolCalled bool `json:"tool_called"`
+	// Whether the model's last step asked for a tool call. True means the turn is not over (the host runs the tool and the model goes on) and the gate answers continue; at the end of a turn as docs/todos.md defines it, false. The 0.1 name `tool_called` is still accepted, for one more version.
+	LastStepCalledTool bool `json:"last_step_called_tool"`
 }
 
 // TurnCompleteParams are the params of "turn/complete".
 type TurnCompleteParams struct {
-	Session   string   `json:"session"`
-	ToolCalls []string `json:"tool_calls,omitempty"`
+	Session string `json:"session"`
+	// Names of the tools called while answering the prompt (repeats allowed); the plan tool counts as a todo write. The 0.1 name `tool_calls` is still accepted, for one more version.
+	ToolsCalled []string `json:"tools_called,omitempty"`
 	// Default: false.
 	TodoWrite bool `json:"todo_write,omitempty"`
 }
@@ -231,8 +238,9 @@ type TurnCompleteParams struct {
 type TurnComposeParams struct {
 	Session string `json:"session"`
 	// Default: "".
-	UserMessage    string   `json:"user_message,omitempty"`
-	Directives     []string `json:"directives,omitempty"`
+	UserMessage string   `json:"user_message,omitempty"`
+	Directives  []string `json:"directives,omitempty"`
+	// What the person is shown as the reason for this reminder, one constituent per source (a directive, a slash command): a list going in because several sources may each add one. The result's `display_trigger` is the one string they become in the block.
 	DisplayTrigger []string `json:"display_trigger,omitempty"`
 	// Overrides reminders.budget_chars
 	Budget *int64 `json:"budget,omitempty"`
@@ -248,7 +256,7 @@ type AssembleResult struct {
 	Spill     *SpillInfo       `json:"spill"`
 	// Why the truncated fragment could not be spilled
 	SpillFailure *string `json:"spill_failure"`
-	// The display trigger delivered, joined
+	// The display trigger the block carries, as one string: the params' `display_trigger` constituents sanitized, blank ones and repeats left out, joined with "; " (a string coming out, as in reminder/parse's Block.display_trigger); null when none was delivered.
 	DisplayTrigger *string `json:"display_trigger"`
 }
 
@@ -261,24 +269,33 @@ const (
 	AudienceSubagent Audience = "subagent"
 )
 
-// BlockModel is a type of the promptd protocol (see protocol/openrpc.json).
-type BlockModel struct {
-	Authenticated  bool     `json:"authenticated"`
-	Key            *string  `json:"key"`
-	Body           string   `json:"body"`
-	DisplayTrigger *string  `json:"display_trigger"`
-	Start          int64    `json:"start"`
-	End            int64    `json:"end"`
-	Style          string   `json:"style"`
-	Refusal        *Refusal `json:"refusal,omitempty"`
+// Block is a type of the promptd protocol (see protocol/openrpc.json).
+type Block struct {
+	Authenticated  bool       `json:"authenticated"`
+	Key            *string    `json:"key"`
+	Body           string     `json:"body"`
+	DisplayTrigger *string    `json:"display_trigger"`
+	Start          int64      `json:"start"`
+	End            int64      `json:"end"`
+	Style          BlockStyle `json:"style"`
+	Refusal        *Refusal   `json:"refusal,omitempty"`
 }
+
+// BlockStyle is a type of the promptd protocol (see protocol/openrpc.json).
+type BlockStyle string
+
+// The values of BlockStyle.
+const (
+	BlockStylePua BlockStyle = "pua"
+	BlockStyleXML BlockStyle = "xml"
+)
 
 // Capabilities is a type of the promptd protocol (see protocol/openrpc.json).
 type Capabilities struct {
 	// Default: false.
 	HostProviders bool `json:"host_providers,omitempty"`
 	// Default: false.
-	Events any `json:"events,omitempty"`
+	Events BoolOrList[string] `json:"events,omitempty"`
 }
 
 // CitationDescribeResult is the result of "citation/describe".
@@ -323,9 +340,10 @@ type CitationSegment struct {
 	Form *MarkerForm `json:"form"`
 	// The marker's type keyword, lower-cased (`cite` for citations); null for text.
 	MarkerType *string `json:"marker_type"`
-	// Offset of the span in code points.
+	// Offset of the span in the input, in initialize's offset_unit (code points by default).
 	Start int64 `json:"start"`
-	End   int64 `json:"end"`
+	// End of the span (exclusive), in the same unit.
+	End int64 `json:"end"`
 }
 
 // CitationSource is a type of the promptd protocol (see protocol/openrpc.json).
@@ -366,17 +384,93 @@ type DiscoverResult = map[string]any
 // No fields: the params of parameterless methods and the result `{}`.
 type Empty struct{}
 
+// `data.kind` of an error: what went wrong, machine-readable (see `x-errors` for the code each comes with).
+type ErrorKind string
+
+// The values of ErrorKind.
+const (
+	ErrorKindBadVersion         ErrorKind = "bad_version"
+	ErrorKindInvalidMethod      ErrorKind = "invalid_method"
+	ErrorKindInvalidID          ErrorKind = "invalid_id"
+	ErrorKindInvalidParamsType  ErrorKind = "invalid_params_type"
+	ErrorKindNotAnObject        ErrorKind = "not_an_object"
+	ErrorKindEmptyBatch         ErrorKind = "empty_batch"
+	ErrorKindTooDeep            ErrorKind = "too_deep"
+	ErrorKindTooLarge           ErrorKind = "too_large"
+	ErrorKindDuplicateID        ErrorKind = "duplicate_id"
+	ErrorKindMethodNotFound     ErrorKind = "method_not_found"
+	ErrorKindInvalidParams      ErrorKind = "invalid_params"
+	ErrorKindPositionalParams   ErrorKind = "positional_params"
+	ErrorKindInternal           ErrorKind = "internal"
+	ErrorKindCancelled          ErrorKind = "cancelled"
+	ErrorKindShutDown           ErrorKind = "shut_down"
+	ErrorKindInvalidKey         ErrorKind = "invalid_key"
+	ErrorKindNestedMarker       ErrorKind = "nested_marker"
+	ErrorKindUnregisteredKey    ErrorKind = "unregistered_key"
+	ErrorKindTemplateSyntax     ErrorKind = "template_syntax"
+	ErrorKindTemplateRender     ErrorKind = "template_render"
+	ErrorKindInvalidContext     ErrorKind = "invalid_context"
+	ErrorKindVaultLocked        ErrorKind = "vault_locked"
+	ErrorKindUnknownProvider    ErrorKind = "unknown_provider"
+	ErrorKindProviderExists     ErrorKind = "provider_exists"
+	ErrorKindInvalidProvider    ErrorKind = "invalid_provider"
+	ErrorKindInvalidConfig      ErrorKind = "invalid_config"
+	ErrorKindAlreadyInitialized ErrorKind = "already_initialized"
+)
+
+// The name of an event notification (`capabilities.events` lists some of them).
+type EventName string
+
+// The values of EventName.
+const (
+	EventProviderSkipped EventName = "event/provider_skipped"
+	EventSpilled         EventName = "event/spilled"
+	EventGateFired       EventName = "event/gate_fired"
+	EventGateExhausted   EventName = "event/gate_exhausted"
+	EventNudgeFired      EventName = "event/nudge_fired"
+)
+
 // FragmentReport is a type of the promptd protocol (see protocol/openrpc.json).
 type FragmentReport struct {
-	Provider string `json:"provider"`
-	Key      string `json:"key"`
-	Chars    int64  `json:"chars"`
-	Status   string `json:"status"`
+	Provider string         `json:"provider"`
+	Key      string         `json:"key"`
+	Chars    int64          `json:"chars"`
+	Status   FragmentStatus `json:"status"`
+}
+
+// FragmentStatus is a type of the promptd protocol (see protocol/openrpc.json).
+type FragmentStatus string
+
+// The values of FragmentStatus.
+const (
+	FragmentStatusDelivered FragmentStatus = "delivered"
+	FragmentStatusTruncated FragmentStatus = "truncated"
+	FragmentStatusDropped   FragmentStatus = "dropped"
+	FragmentStatusDuplicate FragmentStatus = "duplicate"
+)
+
+// GateExhaustedEvent is a type of the promptd protocol (see protocol/openrpc.json).
+type GateExhaustedEvent struct {
+	Session  string `json:"session"`
+	PromptID string `json:"prompt_id"`
+	Fires    int64  `json:"fires"`
+}
+
+// GateFiredEvent is a type of the promptd protocol (see protocol/openrpc.json).
+type GateFiredEvent struct {
+	Session  string `json:"session"`
+	PromptID string `json:"prompt_id"`
+	// Fires so far for this session and prompt id.
+	Fires    int64 `json:"fires"`
+	Pending  int64 `json:"pending"`
+	Unbacked int64 `json:"unbacked"`
 }
 
 // GateResult is the result of "todo/gate".
 type GateResult struct {
-	Decision string `json:"decision"`
+	Decision GateResultDecision `json:"decision"`
+	// disabled: todo_gate.enabled is false, the gate never fires; tool_call: the last step called a tool; no_open_todos: nothing pending and every in-progress todo backed; no_fires_allowed: max_fires_per_prompt is 0; exhausted: the cap was reached for this prompt (see notice); open_todos: the nudge.
+	Reason GateResultReason `json:"reason"`
 	// The wrapped reminder to send when the decision is nudge
 	Reminder *string `json:"reminder"`
 	// Fires so far for this session and prompt id
@@ -406,18 +500,21 @@ type InitializeResult struct {
 	ProtocolVersion string     `json:"protocol_version"`
 	ServerInfo      ServerInfo `json:"server_info"`
 	Methods         []string   `json:"methods"`
+	// The unit of every offset in results, as asked for.
+	OffsetUnit InitializeResultOffsetUnit `json:"offset_unit"`
+	Limits     Limits                     `json:"limits"`
 }
 
 // InspectResult is the result of "content/inspect".
 type InspectResult struct {
-	Spans []SpanModel `json:"spans"`
+	Spans []Span `json:"spans"`
 }
 
 // JSONValue is a type of the promptd protocol (see protocol/openrpc.json).
 type JSONValue = any
 
-// KeyInfoModel is a type of the promptd protocol (see protocol/openrpc.json).
-type KeyInfoModel struct {
+// KeyInfo is a type of the promptd protocol (see protocol/openrpc.json).
+type KeyInfo struct {
 	Key          string `json:"key"`
 	Purpose      string `json:"purpose"`
 	IntroducedIn string `json:"introduced_in"`
@@ -425,7 +522,15 @@ type KeyInfoModel struct {
 
 // KeysResult is the result of "reminder/keys".
 type KeysResult struct {
-	Keys []KeyInfoModel `json:"keys"`
+	Keys []KeyInfo `json:"keys"`
+}
+
+// The server's effective limits after `config` was applied, so a client need not be told.
+type Limits struct {
+	// The longest line promptd reads (a request, a notification, an answer to provider/produce), in bytes without the newline; a longer one is refused unread (`too_large`).
+	MaxMessageBytes int64 `json:"max_message_bytes"`
+	// How long a provider's answer is awaited when its registration gives no timeout_ms; a host answer to provider/produce after it is discarded.
+	ProviderTimeoutMs int64 `json:"provider_timeout_ms"`
 }
 
 // LintResult is the result of "prompt/lint".
@@ -454,6 +559,13 @@ const (
 	MarkerFormObject MarkerForm = "object"
 )
 
+// NudgeFiredEvent is a type of the promptd protocol (see protocol/openrpc.json).
+type NudgeFiredEvent struct {
+	Session string `json:"session"`
+	// The session's turn count after this turn.
+	Turn int64 `json:"turn"`
+}
+
 // OpenAction is a type of the promptd protocol (see protocol/openrpc.json).
 type OpenAction string
 
@@ -476,15 +588,26 @@ const (
 	OriginStored Origin = "stored"
 )
 
-// ParseResult is the result of "reminder/parse".
-type ParseResult struct {
-	Blocks []BlockModel `json:"blocks"`
-}
-
 // PersistResult is the result of "prompt/persist".
 type PersistResult struct {
 	// The context with every field explicit, ready to store and to render again.
 	Context PromptContext `json:"context"`
+}
+
+// ProduceParams is a type of the promptd protocol (see protocol/openrpc.json).
+type ProduceParams struct {
+	// The host provider's registered name.
+	Provider string `json:"provider"`
+	// The session the turn belongs to.
+	Session string `json:"session"`
+	// This turn's user message, as given to reminder/assemble or turn/compose.
+	UserMessage string `json:"user_message"`
+}
+
+// ProduceResult is a type of the promptd protocol (see protocol/openrpc.json).
+type ProduceResult struct {
+	// The fragment's text, or null for nothing this turn.
+	Text *string `json:"text"`
 }
 
 // Seed 004's context structure, with its defaults.
@@ -531,12 +654,32 @@ const (
 
 // ProviderInfo is a type of the promptd protocol (see protocol/openrpc.json).
 type ProviderInfo struct {
-	Name      string `json:"name"`
-	Scope     string `json:"scope"`
-	Kind      string `json:"kind"`
-	Key       string `json:"key"`
-	Builtin   bool   `json:"builtin"`
-	TimeoutMs *int64 `json:"timeout_ms"`
+	Name      string       `json:"name"`
+	Scope     Scope        `json:"scope"`
+	Kind      ProviderKind `json:"kind"`
+	Key       string       `json:"key"`
+	Builtin   bool         `json:"builtin"`
+	TimeoutMs *int64       `json:"timeout_ms"`
+}
+
+// ProviderKind is a type of the promptd protocol (see protocol/openrpc.json).
+type ProviderKind string
+
+// The values of ProviderKind.
+const (
+	ProviderKindBuiltin ProviderKind = "builtin"
+	ProviderKindStatic  ProviderKind = "static"
+	ProviderKindFile    ProviderKind = "file"
+	ProviderKindCommand ProviderKind = "command"
+	ProviderKindHost    ProviderKind = "host"
+)
+
+// ProviderSkippedEvent is a type of the promptd protocol (see protocol/openrpc.json).
+type ProviderSkippedEvent struct {
+	Session   string     `json:"session"`
+	Provider  string     `json:"provider"`
+	Reason    SkipReason `json:"reason"`
+	ElapsedMs float64    `json:"elapsed_ms"`
 }
 
 // ProvidersResult is the result of "providers/list".
@@ -552,6 +695,22 @@ const (
 	RefusalAltered      Refusal = "altered"
 	RefusalOtherProcess Refusal = "other_process"
 )
+
+// RegisterKind is a type of the promptd protocol (see protocol/openrpc.json).
+type RegisterKind string
+
+// The values of RegisterKind.
+const (
+	RegisterKindStatic  RegisterKind = "static"
+	RegisterKindFile    RegisterKind = "file"
+	RegisterKindCommand RegisterKind = "command"
+	RegisterKindHost    RegisterKind = "host"
+)
+
+// ReminderParseResult is the result of "reminder/parse".
+type ReminderParseResult struct {
+	Blocks []Block `json:"blocks"`
+}
 
 // ReminderPart is a type of the promptd protocol (see protocol/openrpc.json).
 type ReminderPart struct {
@@ -582,6 +741,15 @@ type SanitizeValueResult struct {
 	Neutralized int64     `json:"neutralized"`
 }
 
+// Scope is a type of the promptd protocol (see protocol/openrpc.json).
+type Scope string
+
+// The values of Scope.
+const (
+	ScopeGlobal  Scope = "global"
+	ScopePerTurn Scope = "per_turn"
+)
+
 // SegmentType is a type of the promptd protocol (see protocol/openrpc.json).
 type SegmentType string
 
@@ -598,11 +766,23 @@ type ServerInfo struct {
 	Version string `json:"version"`
 }
 
+// SkipReason is a type of the promptd protocol (see protocol/openrpc.json).
+type SkipReason string
+
+// The values of SkipReason.
+const (
+	SkipReasonTimeout  SkipReason = "timeout"
+	SkipReasonError    SkipReason = "error"
+	SkipReasonMissing  SkipReason = "missing"
+	SkipReasonTooLarge SkipReason = "too_large"
+	SkipReasonNoHost   SkipReason = "no_host"
+)
+
 // SkipReport is a type of the promptd protocol (see protocol/openrpc.json).
 type SkipReport struct {
-	Provider  string  `json:"provider"`
-	Reason    string  `json:"reason"`
-	ElapsedMs float64 `json:"elapsed_ms"`
+	Provider  string     `json:"provider"`
+	Reason    SkipReason `json:"reason"`
+	ElapsedMs float64    `json:"elapsed_ms"`
 }
 
 // SourceKind is a type of the promptd protocol (see protocol/openrpc.json).
@@ -615,6 +795,13 @@ const (
 	SourceKindInvalid SourceKind = "invalid"
 )
 
+// Span is a type of the promptd protocol (see protocol/openrpc.json).
+type Span struct {
+	Start int64    `json:"start"`
+	End   int64    `json:"end"`
+	Kind  SpanKind `json:"kind"`
+}
+
 // SpanKind is a type of the promptd protocol (see protocol/openrpc.json).
 type SpanKind string
 
@@ -626,16 +813,18 @@ const (
 	SpanKindTagCharacters SpanKind = "tag_characters"
 )
 
-// SpanModel is a type of the promptd protocol (see protocol/openrpc.json).
-type SpanModel struct {
-	Start int64    `json:"start"`
-	End   int64    `json:"end"`
-	Kind  SpanKind `json:"kind"`
-}
-
 // SpillInfo is a type of the promptd protocol (see protocol/openrpc.json).
 type SpillInfo struct {
 	Path           string  `json:"path"`
+	RetentionHours float64 `json:"retention_hours"`
+}
+
+// SpilledEvent is a type of the promptd protocol (see protocol/openrpc.json).
+type SpilledEvent struct {
+	Session string `json:"session"`
+	// The spill file.
+	Path string `json:"path"`
+	// How long the file is kept.
 	RetentionHours float64 `json:"retention_hours"`
 }
 
@@ -659,9 +848,9 @@ const (
 
 // TodoItem is a type of the promptd protocol (see protocol/openrpc.json).
 type TodoItem struct {
-	ID      string `json:"id"`
-	Content string `json:"content"`
-	Status  string `json:"status"`
+	ID      string         `json:"id"`
+	Content string         `json:"content"`
+	Status  TodoItemStatus `json:"status"`
 }
 
 // The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`.
@@ -672,4 +861,179 @@ type Tools struct {
 // WrapResult is the result of "reminder/wrap", "reminder/wrap_many".
 type WrapResult struct {
 	Text string `json:"text"`
+}
+
+// Every error code on the wire: JSON-RPC 2.0's, LSP's cancel code and promptd's application codes
+// (-32000..-32099). Branch on the code and on data.kind (Error.Kind), never on the message.
+const (
+	// CodeParseError: Parse error
+	CodeParseError = -32700
+	// CodeInvalidRequest: Invalid Request (data.kind: bad_version, invalid_method, invalid_id, invalid_params_type, not_an_object, empty_batch, too_deep, too_large, duplicate_id)
+	CodeInvalidRequest = -32600
+	// CodeMethodNotFound: Method not found (data.kind: method_not_found)
+	CodeMethodNotFound = -32601
+	// CodeInvalidParams: Invalid params (data.kind: invalid_params, positional_params)
+	CodeInvalidParams = -32602
+	// CodeInternalError: Internal error (data.kind: internal)
+	CodeInternalError = -32603
+	// CodeRequestCancelled: Request cancelled (data.kind: cancelled)
+	CodeRequestCancelled = -32800
+	// CodeServerShutDown: Server is shut down (data.kind: shut_down)
+	CodeServerShutDown = -32002
+	// CodeInvalidKey: A reminder key outside [A-Za-z0-9._-]+. (data.kind: invalid_key)
+	CodeInvalidKey = -32010
+	// CodeNestedMarker: A reminder body that contains reminder markup. (data.kind: nested_marker)
+	CodeNestedMarker = -32011
+	// CodeUnregisteredKey: A key that is neither reserved nor added by the host, with `keys.strict`. (data.kind: unregistered_key)
+	CodeUnregisteredKey = -32012
+	// CodeTemplateSyntax: A prompt template that does not parse. (data.kind: template_syntax)
+	CodeTemplateSyntax = -32020
+	// CodeTemplateRender: A prompt template that failed while rendering. (data.kind: template_render)
+	CodeTemplateRender = -32021
+	// CodeInvalidContext: A prompt context field that is unknown or invalid (`field`). (data.kind: invalid_context)
+	CodeInvalidContext = -32023
+	// CodeVaultLocked: The prompt vault could not be opened. (data.kind: vault_locked)
+	CodeVaultLocked = -32030
+	// CodeUnknownProvider: No provider by that name (also what a client answers `provider/produce` with for a name it does not serve). (data.kind: unknown_provider)
+	CodeUnknownProvider = -32041
+	// CodeProviderExists: A provider by that name is already registered. (data.kind: provider_exists)
+	CodeProviderExists = -32042
+	// CodeInvalidProvider: A provider registration that does not fit its kind (`field`). (data.kind: invalid_provider)
+	CodeInvalidProvider = -32043
+	// CodeInvalidConfig: A configuration (file, environment or `initialize` override) that is invalid. (data.kind: invalid_config)
+	CodeInvalidConfig = -32060
+	// CodeAlreadyInitialized: `initialize` was called a second time. (data.kind: already_initialized)
+	CodeAlreadyInitialized = -32061
+)
+
+// ErrorKindCode is the code each data.kind comes with.
+var ErrorKindCode = map[ErrorKind]int64{
+	"bad_version":         -32600,
+	"invalid_method":      -32600,
+	"invalid_id":          -32600,
+	"invalid_params_type": -32600,
+	"not_an_object":       -32600,
+	"empty_batch":         -32600,
+	"too_deep":            -32600,
+	"too_large":           -32600,
+	"duplicate_id":        -32600,
+	"method_not_found":    -32601,
+	"invalid_params":      -32602,
+	"positional_params":   -32602,
+	"internal":            -32603,
+	"cancelled":           -32800,
+	"shut_down":           -32002,
+	"invalid_key":         -32010,
+	"nested_marker":       -32011,
+	"unregistered_key":    -32012,
+	"template_syntax":     -32020,
+	"template_render":     -32021,
+	"invalid_context":     -32023,
+	"vault_locked":        -32030,
+	"unknown_provider":    -32041,
+	"provider_exists":     -32042,
+	"invalid_provider":    -32043,
+	"invalid_config":      -32060,
+	"already_initialized": -32061,
+}
+
+// decodeEvent decodes an event notification's params into its payload type (GateFiredEvent, ...);
+// nil and no error for an event newer than these types.
+func decodeEvent(method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "event/provider_skipped":
+		var payload ProviderSkippedEvent
+		err := json.Unmarshal(params, &payload)
+		return payload, err
+	case "event/spilled":
+		var payload SpilledEvent
+		err := json.Unmarshal(params, &payload)
+		return payload, err
+	case "event/gate_fired":
+		var payload GateFiredEvent
+		err := json.Unmarshal(params, &payload)
+		return payload, err
+	case "event/gate_exhausted":
+		var payload GateExhaustedEvent
+		err := json.Unmarshal(params, &payload)
+		return payload, err
+	case "event/nudge_fired":
+		var payload NudgeFiredEvent
+		err := json.Unmarshal(params, &payload)
+		return payload, err
+	}
+	return nil, nil
+}
+
+type InitializeParamsOffsetUnit string
+
+// The values of InitializeParamsOffsetUnit.
+const (
+	InitializeParamsOffsetUnitCodePoints InitializeParamsOffsetUnit = "code_points"
+	InitializeParamsOffsetUnitUtf16Units InitializeParamsOffsetUnit = "utf16_units"
+	InitializeParamsOffsetUnitUTF8Bytes  InitializeParamsOffsetUnit = "utf8_bytes"
+)
+
+type GateResultDecision string
+
+// The values of GateResultDecision.
+const (
+	GateResultDecisionContinue GateResultDecision = "continue"
+	GateResultDecisionNudge    GateResultDecision = "nudge"
+)
+
+type GateResultReason string
+
+// The values of GateResultReason.
+const (
+	GateResultReasonDisabled       GateResultReason = "disabled"
+	GateResultReasonToolCall       GateResultReason = "tool_call"
+	GateResultReasonNoOpenTodos    GateResultReason = "no_open_todos"
+	GateResultReasonNoFiresAllowed GateResultReason = "no_fires_allowed"
+	GateResultReasonExhausted      GateResultReason = "exhausted"
+	GateResultReasonOpenTodos      GateResultReason = "open_todos"
+)
+
+type InitializeResultOffsetUnit string
+
+// The values of InitializeResultOffsetUnit.
+const (
+	InitializeResultOffsetUnitCodePoints InitializeResultOffsetUnit = "code_points"
+	InitializeResultOffsetUnitUtf16Units InitializeResultOffsetUnit = "utf16_units"
+	InitializeResultOffsetUnitUTF8Bytes  InitializeResultOffsetUnit = "utf8_bytes"
+)
+
+type TodoItemStatus string
+
+// The values of TodoItemStatus.
+const (
+	TodoItemStatusPending    TodoItemStatus = "pending"
+	TodoItemStatusInProgress TodoItemStatus = "in_progress"
+	TodoItemStatusCompleted  TodoItemStatus = "completed"
+	TodoItemStatusCancelled  TodoItemStatus = "cancelled"
+)
+
+// BoolOrList is a JSON value that is either true/false or a list: List when it is not nil,
+// else All. (capabilities.events: BoolOrList[EventName]{All: true} for every event, or
+// {List: []EventName{EventGateFired}} for some.)
+type BoolOrList[T any] struct {
+	All  bool
+	List []T
+}
+
+// MarshalJSON writes List when it is not nil, else All.
+func (v BoolOrList[T]) MarshalJSON() ([]byte, error) {
+	if v.List != nil {
+		return json.Marshal(v.List)
+	}
+	return json.Marshal(v.All)
+}
+
+// UnmarshalJSON reads true/false into All, a list into List.
+func (v *BoolOrList[T]) UnmarshalJSON(data []byte) error {
+	*v = BoolOrList[T]{}
+	if err := json.Unmarshal(data, &v.All); err == nil {
+		return nil
+	}
+	return json.Unmarshal(data, &v.List)
 }

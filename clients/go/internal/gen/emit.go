@@ -53,6 +53,12 @@ func (g *generator) typesFile() ([]byte, error) {
 			return nil, err
 		}
 	}
+	if err := g.errorsDecl(&b); err != nil {
+		return nil, err
+	}
+	if err := g.eventsDecl(&b); err != nil {
+		return nil, err
+	}
 
 	// Inline object types are found while the others are written; each may reveal more.
 	seen := map[string]bool{}
@@ -70,7 +76,136 @@ func (g *generator) typesFile() ([]byte, error) {
 			return nil, err
 		}
 	}
-	return []byte(b.String()), nil
+	// Inline enums, found while the others were written.
+	seenEnum := map[string]string{}
+	for _, e := range g.enums {
+		key := fmt.Sprint(e.values)
+		if prev, ok := seenEnum[e.name]; ok {
+			if prev != key {
+				return nil, fmt.Errorf("two different enums would both be named %s", e.name)
+			}
+			continue
+		}
+		seenEnum[e.name] = key
+		if err := g.claim(e.name, "an inline enum"); err != nil {
+			return nil, err
+		}
+		if err := g.enumDecl(&b, e.name, e.name, e.values); err != nil {
+			return nil, err
+		}
+	}
+	if g.boolOrList {
+		if err := g.claim("BoolOrList", "the true/false-or-list helper"); err != nil {
+			return nil, err
+		}
+		b.WriteString(boolOrListSource)
+	}
+	src := b.String()
+	if strings.Contains(src, "json.") {
+		src = strings.Replace(src, "package promptd\n", "package promptd\n\nimport \"encoding/json\"\n", 1)
+	}
+	return []byte(src), nil
+}
+
+// boolOrListSource is the helper for a value that is true/false or a list (capabilities.events:
+// true for every event, or the names wanted).
+const boolOrListSource = `// BoolOrList is a JSON value that is either true/false or a list: List when it is not nil,
+// else All. (capabilities.events: BoolOrList[EventName]{All: true} for every event, or
+// {List: []EventName{EventGateFired}} for some.)
+type BoolOrList[T any] struct {
+	All  bool
+	List []T
+}
+
+// MarshalJSON writes List when it is not nil, else All.
+func (v BoolOrList[T]) MarshalJSON() ([]byte, error) {
+	if v.List != nil {
+		return json.Marshal(v.List)
+	}
+	return json.Marshal(v.All)
+}
+
+// UnmarshalJSON reads true/false into All, a list into List.
+func (v *BoolOrList[T]) UnmarshalJSON(data []byte) error {
+	*v = BoolOrList[T]{}
+	if err := json.Unmarshal(data, &v.All); err == nil {
+		return nil
+	}
+	return json.Unmarshal(data, &v.List)
+}
+
+`
+
+// errorsDecl writes a constant per error code and the code of each data.kind.
+func (g *generator) errorsDecl(b *strings.Builder) error {
+	if len(g.doc.Errors) == 0 {
+		return nil
+	}
+	b.WriteString("// Every error code on the wire: JSON-RPC 2.0's, LSP's cancel code and promptd's application codes\n")
+	b.WriteString("// (-32000..-32099). Branch on the code and on data.kind (Error.Kind), never on the message.\n")
+	b.WriteString("const (\n")
+	for _, e := range g.doc.Errors {
+		name := "Code" + exported(e.Name)
+		if err := g.claim(name, fmt.Sprintf("the error code %d", e.Code)); err != nil {
+			return err
+		}
+		text := e.Message
+		if len(e.Kinds) > 0 {
+			kinds := make([]string, len(e.Kinds))
+			for i, k := range e.Kinds {
+				kinds[i] = k.Kind
+			}
+			text += " (data.kind: " + strings.Join(kinds, ", ") + ")"
+		}
+		comment(b, "\t", name+": "+text)
+		fmt.Fprintf(b, "\t%s = %d\n", name, e.Code)
+	}
+	b.WriteString(")\n\n")
+	kindType := "string"
+	if g.goNames["ErrorKind"] != "" {
+		kindType = g.goNames["ErrorKind"]
+	}
+	if err := g.claim("ErrorKindCode", "the code of each error kind"); err != nil {
+		return err
+	}
+	b.WriteString("// ErrorKindCode is the code each data.kind comes with.\n")
+	fmt.Fprintf(b, "var ErrorKindCode = map[%s]int64{\n", kindType)
+	for _, e := range g.doc.Errors {
+		for _, k := range e.Kinds {
+			fmt.Fprintf(b, "\t%q: %d,\n", k.Kind, e.Code)
+		}
+	}
+	b.WriteString("}\n\n")
+	return nil
+}
+
+// eventsDecl writes the decoding of each event notification's payload into its generated type.
+func (g *generator) eventsDecl(b *strings.Builder) error {
+	var events []method
+	for _, m := range g.doc.ServerToClient {
+		if m.Result == nil {
+			events = append(events, m)
+		}
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	if err := g.claim("decodeEvent", "the event decoder"); err != nil {
+		return err
+	}
+	b.WriteString("// decodeEvent decodes an event notification's params into its payload type (GateFiredEvent, ...);\n")
+	b.WriteString("// nil and no error for an event newer than these types.\n")
+	b.WriteString("func decodeEvent(method string, params json.RawMessage) (any, error) {\n\tswitch method {\n")
+	for _, m := range events {
+		s, err := g.paramsModel(m)
+		if err != nil {
+			return err
+		}
+		goName := g.goNames[refName(s.Ref)]
+		fmt.Fprintf(b, "\tcase %q:\n\t\tvar payload %s\n\t\terr := json.Unmarshal(params, &payload)\n\t\treturn payload, err\n", m.Name, goName)
+	}
+	b.WriteString("\t}\n\treturn nil, nil\n}\n\n")
+	return nil
 }
 
 func (g *generator) componentDecl(b *strings.Builder, name string) error {
@@ -79,21 +214,7 @@ func (g *generator) componentDecl(b *strings.Builder, name string) error {
 	comment(b, "", typeDoc(goName, s.Description, g.resultOf[name]))
 	switch {
 	case len(s.Enum) > 0 && enumType(s.Enum).expr == "string":
-		fmt.Fprintf(b, "type %s string\n\n", goName)
-		fmt.Fprintf(b, "// The values of %s.\nconst (\n", goName)
-		for _, raw := range s.Enum {
-			var value string
-			if err := json.Unmarshal(raw, &value); err != nil {
-				return err
-			}
-			constName := goName + exported(value)
-			if err := g.claim(constName, fmt.Sprintf("the value %q of %s", value, name)); err != nil {
-				return err
-			}
-			fmt.Fprintf(b, "\t%s %s = %q\n", constName, goName, value)
-		}
-		b.WriteString(")\n\n")
-		return nil
+		return g.enumDecl(b, name, goName, s.Enum)
 	case isStruct(s):
 		return g.structDecl(b, goName, s, g.usages[name])
 	}
@@ -110,6 +231,34 @@ func (g *generator) componentDecl(b *strings.Builder, name string) error {
 		comment(b, "", fmt.Sprintf("Known fields: %s.", strings.Join(fields, ", ")))
 	}
 	fmt.Fprintf(b, "type %s = %s\n\n", goName, inner.expr)
+	return nil
+}
+
+// enumDecl declares a named string type and a constant per value: the type's name and the value
+// (ScopePerTurn), or the value alone when it already starts with the type's first word
+// (EventName "event/gate_fired" -> EventGateFired).
+func (g *generator) enumDecl(b *strings.Builder, name, goName string, values []json.RawMessage) error {
+	fmt.Fprintf(b, "type %s string\n\n", goName)
+	fmt.Fprintf(b, "// The values of %s.\nconst (\n", goName)
+	first := ""
+	if w := words(goName); len(w) > 1 {
+		first = w[0]
+	}
+	for _, raw := range values {
+		var value string
+		if err := json.Unmarshal(raw, &value); err != nil {
+			return err
+		}
+		constName := goName + exported(value)
+		if v := exported(value); first != "" && strings.HasPrefix(v, first) && len(v) > len(first) {
+			constName = v
+		}
+		if err := g.claim(constName, fmt.Sprintf("the value %q of %s", value, name)); err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "\t%s %s = %q\n", constName, goName, value)
+	}
+	b.WriteString(")\n\n")
 	return nil
 }
 

@@ -46,6 +46,13 @@ type generator struct {
 	methods    map[string]bool     // Client methods written by hand
 	resultOf   map[string][]string // component name -> methods answering with it
 	inline     []inlineType        // object schemas without a component of their own
+	enums      []inlineEnum        // string enums without a component of their own
+	boolOrList bool                // the BoolOrList helper type is used
+}
+
+type inlineEnum struct {
+	name   string
+	values []json.RawMessage
 }
 
 type inlineType struct {
@@ -140,7 +147,44 @@ func (g *generator) markUsage() error {
 			g.resultOf[refName(s.Ref)] = append(g.resultOf[refName(s.Ref)], m.Name)
 		}
 	}
+	// The other direction: what the server sends the client receives (output), and the client's
+	// answers it sends (input).
+	for _, m := range g.doc.ServerToClient {
+		s, err := g.paramsModel(m)
+		if err != nil {
+			return err
+		}
+		g.walk(s, output)
+		if m.Result != nil {
+			r, err := parseSchema(m.Result.Schema)
+			if err != nil {
+				return fmt.Errorf("%s result: %w", m.Name, err)
+			}
+			g.walk(r, input)
+		}
+	}
+	// The closed sets the hand-written code and hosts use even where no field does.
+	for _, name := range []string{"ErrorKind", "EventName"} {
+		if g.components[name] != nil {
+			g.walk(&schema{Ref: "#/components/schemas/" + name}, output)
+		}
+	}
 	return nil
+}
+
+// paramsModel is a server-to-client method's params: its named model (x-params-schema).
+func (g *generator) paramsModel(m method) (*schema, error) {
+	if len(m.ParamsSchema) == 0 {
+		return nil, fmt.Errorf("%s: no x-params-schema", m.Name)
+	}
+	s, err := parseSchema(m.ParamsSchema)
+	if err != nil {
+		return nil, fmt.Errorf("%s params: %w", m.Name, err)
+	}
+	if s.Ref == "" || g.components[refName(s.Ref)] == nil {
+		return nil, fmt.Errorf("%s: x-params-schema is not a $ref to a component", m.Name)
+	}
+	return s, nil
 }
 
 func (g *generator) walk(s *schema, use usage) {
@@ -206,6 +250,9 @@ func (g *generator) typeOf(s *schema, context string, use usage) gotype {
 	case s.Const != nil:
 		return scalarOf(jsonKind(s.Const))
 	case len(s.Enum) > 0:
+		if t := enumType(s.Enum); t.expr == "string" {
+			return g.namedEnum(context, s.Enum)
+		}
 		return enumType(s.Enum)
 	}
 	types, nullable := withoutNull(s.Types)
@@ -263,14 +310,32 @@ func (g *generator) unionType(alts []*schema, context string, use usage) gotype 
 		t.nullable = t.nullable || nullable
 		return t
 	}
-	allStrings := len(rest) > 0
+	var literals []json.RawMessage
 	for _, alt := range rest {
-		if alt.Ref != "" || g.typeOf(alt, context, use).expr != "string" {
-			allStrings = false
+		if alt.Ref == "" && alt.Const != nil && jsonKind(alt.Const) == "string" {
+			literals = append(literals, alt.Const)
 		}
 	}
-	if allStrings { // a choice of literal strings, as pydantic writes Literal["a"] | Literal["b"]
-		return gotype{expr: "string", nullable: nullable, zero: `""`}
+	if len(literals) == len(rest) { // a choice of literal strings, as pydantic writes Literal["a"] | Literal["b"]
+		t := g.namedEnum(context, literals)
+		t.nullable = nullable
+		return t
+	}
+	// true/false or a list (capabilities.events): the BoolOrList helper, not `any`.
+	if len(rest) == 2 {
+		for i, alt := range rest {
+			other := rest[1-i]
+			if types, _ := withoutNull(alt.Types); len(types) == 1 && types[0] == "boolean" && alt.Ref == "" {
+				if types, _ := withoutNull(other.Types); len(types) == 1 && types[0] == "array" && other.Ref == "" {
+					item := gotype{expr: "any"}
+					if other.Items != nil {
+						item = g.typeOf(other.Items, context+"Item", use)
+					}
+					g.boolOrList = true
+					return gotype{expr: "BoolOrList[" + item.expr + "]", nullable: nullable, zero: "false"}
+				}
+			}
+		}
 	}
 	// Mixed shapes (bool or list, string or object) have no Go equivalent; `any` carries any of
 	// them (numbers decode as json.Number).
@@ -322,6 +387,13 @@ func scalarOf(kind string) gotype {
 	return gotype{expr: "any", nilable: true}
 }
 
+// namedEnum is a string enum without a component of its own: a named type after where it is used
+// (TodoItem.status -> TodoItemStatus), with a constant per value, like a component enum.
+func (g *generator) namedEnum(context string, values []json.RawMessage) gotype {
+	g.enums = append(g.enums, inlineEnum{name: context, values: values})
+	return gotype{expr: context, zero: `""`}
+}
+
 func enumType(values []json.RawMessage) gotype {
 	for _, v := range values {
 		if jsonKind(v) != "string" {
@@ -354,7 +426,15 @@ func jsonKind(v json.RawMessage) string {
 
 // field declares one struct field. What matters is what a zero Go value would send: for a field
 // the client sends, "absent" must stay possible whenever the server's default differs from the
-// Go zero value, so such fields are pointers.
+// Go zero value, so such fields are pointers. The whole rule (docs/protocol.md, "Generated
+// clients"):
+//
+//   - slices, maps and `any` are never pointers: nil already means absent (or null);
+//   - a required field is a value, or a pointer when it may be null (nil is null);
+//   - an optional field that may be null is a pointer (nil: absent);
+//   - an optional field of a type the client only receives is a value: the server writes it;
+//   - an optional field the client sends is a value when its default is the Go zero value, else
+//     a pointer (nil: absent, so the server's default applies).
 func field(t gotype, required bool, def json.RawMessage, use usage) (expr, tagSuffix string) {
 	expr = t.expr
 	switch {

@@ -13,15 +13,31 @@ type document struct {
 	} `json:"info"`
 	ProtocolVersion string   `json:"x-protocol-version"`
 	Methods         []method `json:"methods"`
+	// What the server sends: the provider/produce request and the event/* notifications.
+	ServerToClient []method    `json:"x-server-to-client"`
+	Errors         []wireError `json:"x-errors"`
 	Components      struct {
 		Schemas map[string]json.RawMessage `json:"schemas"`
 	} `json:"components"`
+}
+
+// wireError is one error code with the data.kind values it comes with.
+type wireError struct {
+	Code    int64  `json:"code"`
+	Name    string `json:"name"`
+	Message string `json:"message"`
+	Kinds   []struct {
+		Kind        string `json:"kind"`
+		Description string `json:"description"`
+	} `json:"kinds"`
 }
 
 type method struct {
 	Name    string  `json:"name"`
 	Summary string  `json:"summary"`
 	Params  []param `json:"params"`
+	// The params' own model, when the document names it.
+	ParamsSchema json.RawMessage `json:"x-params-schema"`
 	Result  *struct {
 		Schema json.RawMessage `json:"schema"`
 	} `json:"result"`
