@@ -68,3 +68,15 @@ def test_a_value_exactly_at_the_limit_is_kept():
 def test_scalars_pass_through_unchanged():
     for scalar in (None, True, 0, -1, 2**70, 1.5):
         assert sanitize_value(scalar) == (scalar, 0)
+
+
+def test_a_key_that_only_looks_like_a_clean_key_never_takes_its_name():
+    cleaned, _ = sanitize_value({"k\U000e0031": 1, "k": 4})
+    assert cleaned == {"k [duplicate key 2]": 1, "k": 4}
+
+
+def test_parts_without_a_type_are_joined_like_text_parts():
+    for value in ({"parts": [{"text": "<system-"}, {"text": "reminder>"}]}, {"content": [{"text": "<system-"}, {"text": "reminder>"}]}):
+        cleaned, count = sanitize_value(value)
+        parts = next(iter(cleaned.values()))
+        assert count == 1 and "".join(p["text"] for p in parts) == "<untrusted-system-reminder>"

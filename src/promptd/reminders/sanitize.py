@@ -44,8 +44,9 @@ RENAME_PREFIX = "untrusted-"
 MAX_VALUE_DEPTH = 64
 DEPTH_MARKER = f"[promptd: value nested deeper than {MAX_VALUE_DEPTH} levels withheld]"
 # Content parts whose "text" a host joins with its neighbours into what the model reads: MCP
-# content items and Anthropic text blocks ("text"), OpenAI Responses parts (input_/output_text).
-TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
+# content items and Anthropic text blocks ("text"), OpenAI Responses parts (input_/output_text),
+# streamed deltas ("text_delta"); parts without a type count too (is_text_part).
+TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text", "text_delta"})
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,11 @@ def sanitize_value(value: object, nonce: str | None = None) -> tuple[object, int
 
 
 def is_text_part(item: object) -> bool:
-    return isinstance(item, str) or (isinstance(item, dict) and item.get("type") in TEXT_PART_TYPES and isinstance(item.get("text"), str))
+    """A string, or an object with a string "text" and either a text type or no type at all
+    (Gemini parts and Bedrock content blocks are `{"text": ...}`)."""
+    if isinstance(item, str):
+        return True
+    return isinstance(item, dict) and isinstance(item.get("text"), str) and ("type" not in item or item["type"] in TEXT_PART_TYPES)
 
 
 def part_text(item: object) -> str:
@@ -236,14 +241,23 @@ def _object(
     value: dict[str, object], clean_item: Callable[[object], object], nonce: str | None, counter: list[int], text: str | None = None
 ) -> dict[str, object]:
     """`value` with keys sanitized and fields cleaned; with `text`, a text part's already
-    sanitized "text" field."""
-    out: dict[str, object] = {}
-    # Per base name, the next duplicate number to try: renaming stays linear however many collide.
-    next_number: dict[str, int] = {}
-    for key, item in value.items():
+    sanitized "text" field. A key sanitizing leaves as it was keeps its name; a key it changes
+    never takes a name another key already has (it gets a visible suffix instead), so a key that
+    only looks like another cannot take that key's place."""
+    names: list[tuple[str, bool]] = []
+    for key in value:
         cleaned = sanitize(str(key), nonce)
         counter[0] += cleaned.neutralized
-        out[_unique(cleaned.text, out, next_number)] = text if text is not None and key == "text" else clean_item(item)
+        names.append((cleaned.text, cleaned.text == key))
+    taken: dict[str, object] = {name: None for name, unchanged in names if unchanged}
+    # Per base name, the next duplicate number to try: renaming stays linear however many collide.
+    next_number: dict[str, int] = {}
+    out: dict[str, object] = {}
+    for (key, item), (name, unchanged) in zip(value.items(), names, strict=True):
+        if not unchanged:
+            name = _unique(name, taken, next_number)
+            taken[name] = None
+        out[name] = text if text is not None and key == "text" else clean_item(item)
     return out
 
 

@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from html.entities import html5
 
-from promptd.reminders.sanitizer.escapes import INTRODUCERS, unit
+from promptd.reminders.sanitizer.escapes import INTRODUCERS, unit, unit_readings
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
-from promptd.reminders.sanitizer.fold import fold
+from promptd.reminders.sanitizer.fold import fold, fold_all
 from promptd.text import has_astral
 
 PUA_OPEN = "\ue203"
@@ -65,7 +65,7 @@ def _tables() -> tuple[frozenset[str], frozenset[str]]:
 _COMPLETE, _PREFIXES = _tables()
 
 # Every character that folds to "<" (checked against all of Unicode by the tests).
-BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *(ch for ch in PROTOTYPES if fold(ch) == "<"), *(ch for ch in "\u3008\u27e8\u29fc\u276c\u2329\u226e")}))
+BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *(ch for ch in PROTOTYPES if "<" in fold_all(ch)), *(ch for ch in "\u3008\u27e8\u29fc\u276c\u2329\u226e")}))
 # What an escape must decode to for its place to be worth reading: a bracket, a delimiter, or an
 # introducer of a further escape (double encoding).
 INTERESTING = BRACKETS + PUA_OPEN + PUA_CLOSE + "".join(INTRODUCERS)
@@ -103,10 +103,10 @@ def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
     entity = r"&(?ai:(?:amp;?)*(?:#|" + "|".join(n for n in names if n.lower() != "amp") + "))"
     # Any percent byte that is ASCII-interesting, or a UTF-8 lead byte (the multi-byte forms).
     ascii_bytes = "|".join(f"{p:02x}" for p in points if p < 0x80)
-    percent = r"%(?ai:(?:25)*(?:" + ascii_bytes + r"|[c-f][0-9a-f]))"
+    percent = r"%(?ai:(?:25)*(?:" + ascii_bytes + r"|[c-f][0-9a-f]|u0*(?:" + hexes + r")))"
     # A run of backslashes is entered only at its first backslash (the look-behind) and read
     # possessively: tried from every backslash of the run, it would be quadratic.
-    backslash = r"\\(?<!\\\\\\\\)(?ai:\\*+(?:u\{0*(?:" + hexes + r")\}|u0*(?:" + hexes + r")|x(?:" + ascii_bytes + r")|0*(?:" + octals + r")))"
+    backslash = r"\\(?<!\\\\\\\\)(?ai:\\*+(?:[ux]\{0*(?:" + hexes + r")\}|u0*(?:" + hexes + r")|x(?:" + ascii_bytes + r")|0*(?:" + octals + r")))"
     # After an ASCII bracket: separators and invisibles may follow (read possessively: they are
     # never a bracket, so two brackets' look-aheads never cover the same run), then a character
     # that can begin a name or an escape, or any non-ASCII character (the reader decides).
@@ -196,30 +196,54 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
     None."""
     n = len(text)
     plain = _ASCII_FOLD
+    # Every folded name the units so far may spell; usually one (see fold.fold_all).
+    seen_all = {seen}
     while pos < n:
         unit_start = pos
         ch = text[pos]
         folded = plain.get(ch)
         if folded is None:
-            folded, pos = unit(text, pos)
+            readings, pos = unit_readings(text, pos)
+            folded = readings[0]
         else:
+            readings = (folded,)
             pos += 1
         letter = folded not in ("", "/") and not all(c in _SKIPPED for c in folded)
         if letter and name_start < 0:
             name_start = unit_start
         if name_start >= 0 and written is not None:
             written = written + ch if (pos == unit_start + 1 and ch.isascii() and ch.isalpha()) else None
-        for c in folded:
-            if c in _SKIPPED:
-                continue
-            seen += c
-            if seen in _COMPLETE:
-                if written is not None and written in _IDENTIFIERS:
-                    return None
-                return name_start if name_start >= 0 else unit_start
-            if seen not in _PREFIXES:
-                return None
+        following: set[str] = set()
+        for before in seen_all:
+            for reading in readings:
+                after = _advance(before, reading)
+                if after is _COMPLETED:
+                    if written is not None and written in _IDENTIFIERS:
+                        return None
+                    return name_start if name_start >= 0 else unit_start
+                if after is not None:
+                    following.add(after)
+        if not following:
+            return None
+        seen_all = following
     return None
+
+
+_COMPLETED = "\x00complete"
+
+
+def _advance(seen: str, folded: str) -> str | None:
+    """`seen` read on by `folded`: _COMPLETED when it spells a whole name, None when it can no
+    longer become one, else the longer prefix."""
+    for c in folded:
+        if c in _SKIPPED:
+            continue
+        seen += c
+        if seen in _COMPLETE:
+            return _COMPLETED
+        if seen not in _PREFIXES:
+            return None
+    return seen
 
 
 def _candidates(text: str) -> Iterator[re.Match[str]]:

@@ -14,7 +14,7 @@ import re
 from html.entities import html5
 
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
-from promptd.reminders.sanitizer.fold import fold
+from promptd.reminders.sanitizer.fold import fold, fold_all
 
 # Characters that start an escape, in every width the sanitizer folds ("＆lt;" reads as "&lt;").
 # TR39 look-alikes of the three count too ("∖" for "\\").
@@ -29,8 +29,10 @@ MAX_NESTING = 4
 # The longest HTML5 entity name is 31 characters ("CounterClockwiseContourIntegral").
 _ENTITY = re.compile(r"(?:amp;)*(?:#[xX]0*([0-9a-fA-F]{1,6});?|#0*([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31})(;?))", re.IGNORECASE | re.ASCII)
 _PERCENT = re.compile(r"(?:25)*([0-9a-fA-F]{2})")
+# JavaScript's escape() writes characters beyond Latin-1 as %uXXXX.
+_PERCENT_U = re.compile(r"(?:25)*[uU]([0-9a-fA-F]{4})")
 _BACKSLASH = re.compile(
-    r"\\*+(?:u\{0*([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})|([0-7]{1,3})|([/\"'bfnrtv]))"
+    r"\\*+(?:[ux]\{0*([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})|([0-7]{1,3})|([/\"'bfnrtv]))"
 )
 _SIMPLE_BACKSLASH = {"/": "/", '"': '"', "'": "'", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 # Entity names that browsers accept without the trailing ";" (the legacy ones), for `&ltfoo`.
@@ -65,6 +67,9 @@ def _entity(text: str, j: int) -> tuple[str, int] | None:
 
 
 def _percent(text: str, j: int) -> tuple[str, int] | None:
+    m = _PERCENT_U.match(text, j)
+    if m is not None:
+        return chr(int(m.group(1), 16)), m.end()
     m = _PERCENT.match(text, j)
     if m is None:
         return None
@@ -127,6 +132,19 @@ def decode(text: str, i: int) -> tuple[str, int] | None:
             break
         decoded = further
     return decoded
+
+
+def unit_readings(text: str, i: int) -> tuple[tuple[str, ...], int]:
+    """Every way the unit at `i` may read (see fold.fold_all), with its end."""
+    ch = text[i]
+    if ch in INTRODUCERS:
+        decoded = decode(text, i)
+        if decoded is not None:
+            value, end = decoded
+            if len(value) == 1:
+                return fold_all(value), end
+            return ("".join(fold(c) for c in value),), end
+    return fold_all(ch), i + 1
 
 
 def unit(text: str, i: int) -> tuple[str, int]:

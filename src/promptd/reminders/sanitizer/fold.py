@@ -38,6 +38,7 @@ _INVISIBLE_EXTRA = frozenset(
 _EXTRA_BRACKETS = frozenset("\u3008\u27e8\u29fc\u276c\u2329\u226e")
 
 _cache: dict[str, str] = {}
+_alternatives_cache: dict[str, tuple[str, ...]] = {}
 
 
 def is_invisible(ch: str) -> bool:
@@ -53,7 +54,9 @@ def is_invisible(ch: str) -> bool:
 # Letters TR39 maps to another non-ASCII look-alike (Cyrillic "т" to the small capital "ᴛ", "к"
 # to "ĸ", Greek "ε" to "ꞓ") that a reader of a word still takes for the Latin letter. Applied after
 # TR39; small capitals and dashes are handled by rule in `_supplement`.
-_READS_AS = {"\u03b5": "e", "\u03ba": "k", "\u043a": "k", "\u0138": "k", "\u043c": "m", "\u03bc": "m", "\u028d": "m", "\u043f": "n", "\u03c0": "n", "\u0442": "t", "\u03c4": "t", "\ua793": "e", "\u1971": "e", "\u30fc": "-"}
+_READS_AS = {"\u03b5": "e", "\u03ba": "k", "\u043a": "k", "\u0138": "k", "\u043c": "m", "\u03bc": "m", "\u028d": "m", "\u043f": "n", "\u03c0": "n", "\u0442": "t", "\u03c4": "t", "\ua793": "e", "\u1971": "e", "\u30fc": "-",
+    # Middle dots and bullets read as the dot separator; the replacement character as nothing.
+    "\u00b7": ".", "\u2022": ".", "\u30fb": ".", "\u2027": ".", "\u2219": ".", "\u22c5": ".", "\uff65": ".", "\ufffd": ""}
 
 
 def _supplement(ch: str) -> str:
@@ -77,7 +80,8 @@ def _prototypes(text: str) -> str:
     return "".join(out)
 
 
-def _compute(ch: str) -> str:
+def _fixed(ch: str) -> str | None:
+    """The fold of characters that need no table: invisibles, whitespace, brackets, dashes."""
     if is_invisible(ch):
         return ""
     if ch.isspace():
@@ -86,11 +90,40 @@ def _compute(ch: str) -> str:
         return "<"
     if unicodedata.category(ch) == "Pd":
         return "-"
+    return None
+
+
+def _compute(ch: str) -> str:
+    fixed = _fixed(ch)
+    if fixed is not None:
+        return fixed
     # Case folding first (the long s reads as "s", not as TR39's "f"), then the prototypes of the
     # folded text, decomposed; the prototype of a prototype is itself, so one more pass settles
     # what decomposition revealed.
     once = _prototypes(unicodedata.normalize("NFKD", ch).casefold())
     return _prototypes(once).casefold()
+
+
+def _compute_prototype_first(ch: str) -> str:
+    fixed = _fixed(ch)
+    if fixed is not None:
+        return fixed
+    # The prototype of the character as written: a capital's own prototype can be a letter its
+    # small form does not look like (Greek capital upsilon reads "Y"; its small form "υ" reads "u").
+    once = _prototypes(unicodedata.normalize("NFKD", ch))
+    return _prototypes(once.casefold()).casefold()
+
+
+def fold_all(ch: str) -> tuple[str, ...]:
+    """Every way `ch` may read: `fold(ch)` first, then its prototype taken before case folding
+    when that differs. A reader accepts a name if any choice of readings spells it."""
+    found = _alternatives_cache.get(ch)
+    if found is None:
+        primary = fold(ch)
+        other = _compute_prototype_first(ch)
+        found = (primary,) if other == primary else (primary, other)
+        _alternatives_cache[ch] = found
+    return found
 
 
 def fold(ch: str) -> str:
