@@ -24,10 +24,10 @@ SCRIPT: list[tuple[str, str, dict]] = [
     ("Compose the user-role message for a turn: user text plus the assembled reminder", "turn/compose", {"session": "demo", "user_message": "Why does the build fail?", "display_trigger": ["Added session facts"]}),
     ("Parse it back: the block is authenticated by this process's nonce", "reminder/parse", {"text": "@compose"}),
     ("What a person is shown: runtime blocks hidden", "reminder/strip", {"text": "@compose"}),
-    ("Close the turn (turn accounting)", "turn/complete", {"session": "demo", "tool_calls": ["read_file"]}),
+    ("Close the turn (turn accounting)", "turn/complete", {"session": "demo", "tools_called": ["read_file"]}),
     ("Render the system prompt (Primary template, tools resolved by kind)", "prompt/render", {"context": {"working_directory": "/home/dev/project", "os_name": "linux", "shell_path": "/bin/bash", "current_date": "2026-11-29"}}),
     ("Lint a custom template: an unguarded tool name", "prompt/lint", {"template": "Use ${{ tools.by_kind.web }} to browse."}),
-    ("End of a turn with open todos and no tool call: the gate nudges", "todo/gate", {"session": "demo", "prompt_id": "p1", "todos": [{"id": "1", "content": "Fix the failing test", "status": "in_progress"}, {"id": "2", "content": "Update the changelog", "status": "pending"}], "backing_task_count": 0, "tool_called": False}),
+    ("End of a turn with open todos and no tool call: the gate nudges", "todo/gate", {"session": "demo", "prompt_id": "p1", "todos": [{"id": "1", "content": "Fix the failing test", "status": "in_progress"}, {"id": "2", "content": "Update the changelog", "status": "pending"}], "backing_task_count": 0, "last_step_called_tool": False}),
     ("Citations in model output, in two of the forms a model emits", "citation/parse", {"text": "See the guide \ue200cite\ue202t0_src_1\ue201 and [[cite:t0_src_2]]."}),
     ("Describe a file source for a badge", "citation/describe", {"url": "file:///home/dev/project/docs/%E8%AE%BE%E8%AE%A1.md"}),
 ]

@@ -236,7 +236,7 @@ func agent(ctx context.Context, h *host) error {
 			citations = append(citations, ids...)
 
 			// The turn ended without a tool call: may it end with todos open?
-			gate, err := c.TodoGate(ctx, promptd.TodoGateParams{Session: session, PromptID: fmt.Sprintf("prompt-%d", turn), Todos: h.todos, ToolCalled: false})
+			gate, err := c.TodoGate(ctx, promptd.TodoGateParams{Session: session, PromptID: fmt.Sprintf("prompt-%d", turn), Todos: h.todos, LastStepCalledTool: false})
 			if err != nil {
 				return fmt.Errorf("todo/gate: %w", err)
 			}
@@ -248,7 +248,7 @@ func agent(ctx context.Context, h *host) error {
 			}
 			break
 		}
-		err = c.TurnComplete(ctx, promptd.TurnCompleteParams{Session: session, ToolCalls: toolCalls, TodoWrite: slices.Contains(toolCalls, "todo_write")})
+		err = c.TurnComplete(ctx, promptd.TurnCompleteParams{Session: session, ToolsCalled: toolCalls, TodoWrite: slices.Contains(toolCalls, "todo_write")})
 		if err != nil {
 			return fmt.Errorf("turn/complete: %w", err)
 		}

@@ -157,7 +157,7 @@ async function run(client) {
       citations = citations.concat(ids);
 
       // The turn ended without a tool call: may it end with todos open?
-      const gate = await client.todoGate({ session: SESSION, prompt_id: `prompt-${turn}`, todos, tool_called: false });
+      const gate = await client.todoGate({ session: SESSION, prompt_id: `prompt-${turn}`, todos, last_step_called_tool: false });
       console.log(`  todo gate: ${gate.decision}`);
       if (gate.decision === "nudge" && gate.reminder) {
         nudges += 1;
@@ -166,7 +166,7 @@ async function run(client) {
       }
       break;
     }
-    await client.turnComplete({ session: SESSION, tool_calls: toolCalls, todo_write: toolCalls.includes("todo_write") });
+    await client.turnComplete({ session: SESSION, tools_called: toolCalls, todo_write: toolCalls.includes("todo_write") });
   }
 
   // Reloading the conversation from storage: history/sanitize before it is sent again.

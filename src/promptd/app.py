@@ -32,6 +32,8 @@ class Runtime:
         self.host_providers = False
         self.events: bool | frozenset[str] = False
         self.default_tools: dict[str, str] = {}
+        # The unit of offsets in results (initialize's offset_unit): promptd.text.OFFSET_UNITS.
+        self.offset_unit = "code_points"
         self.initialized = False
         self.config = config
         self.keys = self._build_keys(config)

@@ -96,10 +96,10 @@ class SessionStore:
             self._sessions.popitem(last=False)
 
 
-def complete_turn(session: Session, todo_write: bool, tool_calls: list[str], plan_tool: str | None) -> None:
+def complete_turn(session: Session, todo_write: bool, tools_called: list[str], plan_tool: str | None) -> None:
     """Turn accounting: the one place TodoNudge's counters move. A call of the plan tool counts as
     a todo write even when the host did not say so."""
-    wrote = todo_write or (plan_tool is not None and plan_tool in tool_calls)
+    wrote = todo_write or (plan_tool is not None and plan_tool in tools_called)
     counters = session.counters
     counters.turns += 1
     counters.turns_since_todo_write = 0 if wrote else counters.turns_since_todo_write + 1

@@ -20,3 +20,56 @@ def has_astral(text: str) -> bool:
     regular expression: ASCII is known without a look, and the UTF-16 encoding of other text is a
     near-copy whose length tells."""
     return not text.isascii() and len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
+
+
+# ---- offsets in the unit a host counts in ------------------------------------------------------
+
+# What an offset counts. promptd's own offsets are code points (Python's str indices, Go's []rune);
+# a JavaScript host slices strings by UTF-16 code units, a Go or Rust host by UTF-8 bytes.
+CODE_POINTS = "code_points"
+UTF16_UNITS = "utf16_units"
+UTF8_BYTES = "utf8_bytes"
+OFFSET_UNITS = (CODE_POINTS, UTF16_UNITS, UTF8_BYTES)
+
+
+def _utf16_units(text: str) -> int:
+    # surrogatepass: a lone surrogate (possible in a str decoded from JSON) is one unit, as in JS.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _utf8_bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+class OffsetConverter:
+    """Converts code-point offsets into `text` to `unit`: `at(i)` is the length, in `unit`, of
+    `text[:i]`. Queries in increasing order (segments, spans and blocks are reported in order) cost
+    linear time overall: the converter walks from the previous query, forwards or backwards."""
+
+    __slots__ = ("_text", "_measure", "_cp", "_units")
+
+    def __init__(self, text: str, unit: str) -> None:
+        if unit not in OFFSET_UNITS:
+            raise ValueError(f"unknown offset unit {unit!r}")
+        self._text = text
+        # ASCII text (the common case) and code points need no conversion at all.
+        self._measure = None if unit == CODE_POINTS or text.isascii() else (_utf16_units if unit == UTF16_UNITS else _utf8_bytes)
+        self._cp = 0
+        self._units = 0
+
+    def at(self, offset: int) -> int:
+        if self._measure is None:
+            return offset
+        if offset >= self._cp:
+            self._units += self._measure(self._text[self._cp : offset])
+        else:
+            self._units -= self._measure(self._text[offset : self._cp])
+        self._cp = offset
+        return self._units
+
+    __call__ = at
+
+
+def offsets_in(text: str, unit: str) -> OffsetConverter:
+    """A converter from code-point offsets into `text` to offsets in `unit` (see OffsetConverter)."""
+    return OffsetConverter(text, unit)

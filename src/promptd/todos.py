@@ -62,9 +62,21 @@ class Decision(StrEnum):
     NUDGE = "nudge"
 
 
+class Reason(StrEnum):
+    """Why the gate decided as it did; the first that applies, in this order."""
+
+    DISABLED = "disabled"  # todo_gate.enabled is false: the gate never fires
+    TOOL_CALL = "tool_call"  # the last step called a tool: the turn is not over
+    NO_OPEN_TODOS = "no_open_todos"  # nothing pending, every in-progress todo backed
+    NO_FIRES_ALLOWED = "no_fires_allowed"  # max_fires_per_prompt is 0
+    EXHAUSTED = "exhausted"  # the prompt already had max_fires_per_prompt fires
+    OPEN_TODOS = "open_todos"  # the nudge: open work remains and the model stopped
+
+
 @dataclass(frozen=True, slots=True)
 class GateOutcome:
     decision: Decision
+    reason: Reason
     fires: int
     exhausted: bool
     partition: Partition
@@ -82,16 +94,26 @@ def partition(todos: list[Todo], backing_task_count: int) -> Partition:
     )
 
 
-def decide(todos: list[Todo], backing_task_count: int, tool_called: bool, fires_so_far: int, max_fires: int, enabled: bool) -> GateOutcome:
-    """Seed 004's decision: nudge when pending or unbacked in-progress todos remain and the turn
-    ended without a tool call, until the per-prompt cap; a cap of 0 means the gate never fires."""
+def decide(todos: list[Todo], backing_task_count: int, last_step_called_tool: bool, fires_so_far: int, max_fires: int, enabled: bool) -> GateOutcome:
+    """Seed 004's decision: nudge when pending or unbacked in-progress todos remain and the
+    model's last step called no tool, until the per-prompt cap; a cap of 0 means the gate never
+    fires. The outcome says why (Reason)."""
     parts = partition(todos, backing_task_count)
     open_work = bool(parts.pending or parts.unbacked)
-    if not enabled or tool_called or not open_work or max_fires == 0:
-        return GateOutcome(Decision.CONTINUE, fires_so_far, False, parts)
+    quiet = None
+    if not enabled:
+        quiet = Reason.DISABLED
+    elif last_step_called_tool:
+        quiet = Reason.TOOL_CALL
+    elif not open_work:
+        quiet = Reason.NO_OPEN_TODOS
+    elif max_fires == 0:
+        quiet = Reason.NO_FIRES_ALLOWED
+    if quiet is not None:
+        return GateOutcome(Decision.CONTINUE, quiet, fires_so_far, False, parts)
     if fires_so_far >= max_fires:
-        return GateOutcome(Decision.CONTINUE, fires_so_far, True, parts)
-    return GateOutcome(Decision.NUDGE, fires_so_far + 1, False, parts)
+        return GateOutcome(Decision.CONTINUE, Reason.EXHAUSTED, fires_so_far, True, parts)
+    return GateOutcome(Decision.NUDGE, Reason.OPEN_TODOS, fires_so_far + 1, False, parts)
 
 
 def gate_text(parts: Partition, plan_tool: str | None, clean: Callable[[str], str]) -> str:

@@ -250,6 +250,11 @@ func (c *Client) initialize(ctx context.Context, timeout time.Duration) error {
 	if params.Capabilities == nil {
 		params.Capabilities = &Capabilities{HostProviders: c.opts.Produce != nil, Events: BoolOrList[string]{All: c.opts.OnEvent != nil}}
 	}
+	if params.OffsetUnit == nil {
+		// Offsets in results (citation/parse, reminder/parse, content/inspect) count UTF-8
+		// bytes, so text[seg.Start:seg.End] is the span.
+		params.OffsetUnit = Ptr("utf8_bytes")
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -269,6 +274,11 @@ func (c *Client) initialize(ctx context.Context, timeout time.Duration) error {
 		return &ProtocolVersionError{Client: *params.ProtocolVersion, Server: res.ProtocolVersion}
 	}
 	c.handshake = res
+	// Follow the server's own request size limit unless the caller chose one (Options.Conn).
+	// Nothing else is sent before Start returns, so no send reads the field concurrently.
+	if c.opts.Conn.MaxRequestBytes <= 0 && res.Limits.MaxMessageBytes > 0 {
+		c.conn.opts.MaxRequestBytes = int(res.Limits.MaxMessageBytes)
+	}
 	return nil
 }
 

@@ -44,7 +44,8 @@ func TestEverySharedVectorGivesItsExpectedAnswer(t *testing.T) {
 		t.Fatalf("no vectors under %s", vectorsDir)
 	}
 	// One server for all of them: vectors are stateless, so order and sharing must not matter.
-	client := startSidecar(t, Options{})
+	// Vectors record offsets in code points, the protocol's default unit.
+	client := startSidecar(t, Options{Initialize: InitializeParams{OffsetUnit: Ptr("code_points")}})
 	for _, path := range paths {
 		name := filepath.Base(filepath.Dir(path)) + "/" + strings.TrimSuffix(filepath.Base(path), ".json")
 		t.Run(name, func(t *testing.T) {

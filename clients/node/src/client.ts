@@ -86,6 +86,11 @@ export interface StartOptions extends SpawnOptions, ClientHooks {
   /** Merged over the server's configuration (same shape as promptd.toml). */
   config?: Record<string, unknown>;
   tools?: InitializeParams["tools"];
+  /**
+   * The unit of offsets in results (default "utf16_units": `text.slice(start, end)` is the span);
+   * "code_points" gives the protocol's own unit, as the shared vectors record it.
+   */
+  offsetUnit?: InitializeParams["offset_unit"];
   /** The version asked for (default PROTOCOL_VERSION); another answer fails start. */
   protocolVersion?: string;
   /** Each request's timeout (default 30 000 ms); a call's `{ timeoutMs }` overrides it; 0 = none. */
@@ -407,6 +412,9 @@ function initializeParams(options: StartOptions): InitializeParams {
     protocol_version: options.protocolVersion ?? PROTOCOL_VERSION,
     client_info: options.clientInfo ?? { name: "promptd-node" },
     capabilities,
+    // Offsets in results (citation/parse, reminder/parse, content/inspect) count UTF-16 code
+    // units, so `text.slice(start, end)` gives the span.
+    offset_unit: options.offsetUnit ?? "utf16_units",
   };
   if (options.config !== undefined) {
     params.config = options.config;

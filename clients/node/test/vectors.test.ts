@@ -62,7 +62,7 @@ test("there are vectors to replay", () => {
 
 let shared: PromptdClient;
 before(async () => {
-  shared = (await startClient()).client;
+  shared = (await startClient({ offsetUnit: "code_points" })).client;
 });
 after(async () => {
   await shared.stop();
@@ -75,7 +75,7 @@ for (const { name, vector } of CASES) {
 }
 
 test("every vector gives the same answer on a fresh server and concurrently, in reverse order", async () => {
-  const { client } = await startClient();
+  const { client } = await startClient({ offsetUnit: "code_points" });
   try {
     const reversed = [...CASES].reverse();
     const outcomes = await Promise.all(reversed.map(({ vector }) => outcome(client, vector)));

@@ -1,7 +1,7 @@
 """File citations (seed 003): citation/parse, citation/describe, citation/export, citation/strip.
 
-Plain data models; import nothing from promptd.rpc. Offsets are counted in Unicode code points of
-the input string (docs/citations.md says why and how UTF-16 hosts convert).
+Plain data models; import nothing from promptd.rpc. Offsets count the unit the client chose with
+`initialize`'s `offset_unit` (code points by default; docs/citations.md).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ class CitationSegment(ApiModel):
     ids: list[str] = Field(description="Payload ids in order, each once; empty for text.")
     form: MarkerForm | None = Field(description="pua, ascii or object; null for text.")
     marker_type: str | None = Field(description="The marker's type keyword, lower-cased (`cite` for citations); null for text.")
-    start: int = Field(description="Offset of the span in code points.")
-    end: int
+    start: int = Field(description="Offset of the span in the input, in initialize's offset_unit (code points by default).")
+    end: int = Field(description="End of the span (exclusive), in the same unit.")
 
 
 class CitationParseResult(ApiModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -22,6 +22,12 @@ class Capabilities(ApiModel):
     events: bool | list[str] = False
 
 
+# What every offset in a result counts (citation/parse segments, reminder/parse blocks,
+# content/inspect spans): Unicode code points (Python str, Go []rune), UTF-16 code units
+# (JavaScript String.slice) or UTF-8 bytes (Go string and []byte, Rust str).
+OffsetUnit = Literal["code_points", "utf16_units", "utf8_bytes"]
+
+
 class InitializeParams(ApiModel):
     protocol_version: str | None = None
     client_info: ClientInfo | None = None
@@ -30,6 +36,10 @@ class InitializeParams(ApiModel):
     config: dict[str, Any] = Field(default_factory=dict)
     # The default tool set for prompt rendering and the todo reminders.
     tools: Tools | None = None
+    offset_unit: OffsetUnit = Field(
+        "code_points",
+        description="The unit of every offset promptd returns (start/end of citation/parse segments, reminder/parse blocks, content/inspect spans): code_points, utf16_units (JavaScript) or utf8_bytes (Go).",
+    )
 
 
 class ServerInfo(ApiModel):
@@ -37,10 +47,19 @@ class ServerInfo(ApiModel):
     version: str
 
 
+class Limits(ApiModel):
+    """The server's effective limits after `config` was applied, so a client need not be told."""
+
+    max_message_bytes: int = Field(description="The longest line promptd reads (a request, a notification, an answer to provider/produce), in bytes without the newline; a longer one is refused unread (`too_large`).")
+    provider_timeout_ms: int = Field(description="How long a provider's answer is awaited when its registration gives no timeout_ms; a host answer to provider/produce after it is discarded.")
+
+
 class InitializeResult(ApiModel):
     protocol_version: str
     server_info: ServerInfo
     methods: list[str]
+    offset_unit: OffsetUnit = Field(description="The unit of every offset in results, as asked for.")
+    limits: Limits
 
 
 class DiscoverResult(ApiModel):

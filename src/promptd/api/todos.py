@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from promptd.api.base import ApiModel
 
@@ -20,11 +20,29 @@ class GateParams(ApiModel):
     prompt_id: str = Field(min_length=1, description="The user prompt this turn answers; fires are counted per prompt")
     todos: list[TodoItem] = Field(default_factory=list)
     backing_task_count: int = Field(0, ge=0, description="Background tasks running for in-progress todos")
-    tool_called: bool = Field(description="Whether the turn ended with a tool call")
+    last_step_called_tool: bool = Field(
+        validation_alias=AliasChoices("last_step_called_tool", "tool_called"),
+        description=(
+            "Whether the model's last step asked for a tool call. True means the turn is not over (the host runs the "
+            "tool and the model goes on) and the gate answers continue; at the end of a turn as docs/todos.md defines it, "
+            "false. The 0.1 name `tool_called` is still accepted, for one more version."
+        ),
+    )
+
+
+# Why the gate decided as it did: the first that applies, in this order (docs/todos.md).
+GateReason = Literal["disabled", "tool_call", "no_open_todos", "no_fires_allowed", "exhausted", "open_todos"]
 
 
 class GateResult(ApiModel):
     decision: Literal["continue", "nudge"]
+    reason: GateReason = Field(
+        description=(
+            "disabled: todo_gate.enabled is false, the gate never fires; tool_call: the last step called a tool; "
+            "no_open_todos: nothing pending and every in-progress todo backed; no_fires_allowed: max_fires_per_prompt is 0; "
+            "exhausted: the cap was reached for this prompt (see notice); open_todos: the nudge."
+        )
+    )
     reminder: str | None = Field(description="The wrapped reminder to send when the decision is nudge")
     fires: int = Field(description="Fires so far for this session and prompt id")
     exhausted: bool

@@ -16,6 +16,7 @@ from promptd.api.citations import (
     CitationStripResult,
 )
 from promptd.methods.base import Context, Method
+from promptd.text import offsets_in
 
 # The citation modules compile their regexes when imported; the handlers import them on first use
 # so the server's cold start does not pay for them.
@@ -25,9 +26,11 @@ def parse(params: CitationParseParams, ctx: Context) -> CitationParseResult:
     from promptd.citations import markers
 
     parsed = markers.parse(params.text, final=params.final)
+    # The domain counts code points; the host gets offsets in the unit it asked for at initialize.
+    at = offsets_in(params.text, ctx.runtime.offset_unit)
     return CitationParseResult(
         segments=[
-            CitationSegment(type=s.type, text=s.text, ids=list(s.ids), form=s.form, marker_type=s.marker_type, start=s.start, end=s.end)
+            CitationSegment(type=s.type, text=s.text, ids=list(s.ids), form=s.form, marker_type=s.marker_type, start=at(s.start), end=at(s.end))
             for s in parsed.segments
         ],
         pending=parsed.pending,

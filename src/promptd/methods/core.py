@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from promptd import PROTOCOL_VERSION, __version__
 from promptd.api.base import Empty
-from promptd.api.core import CancelParams, DiscoverResult, InitializeParams, InitializeResult, ServerInfo
+from promptd.api.core import CancelParams, DiscoverResult, InitializeParams, InitializeResult, Limits, ServerInfo
 from promptd.errors import AlreadyInitialized
 from promptd.methods.base import Context, Method
 
@@ -26,13 +26,17 @@ def initialize(params: InitializeParams, ctx: Context) -> InitializeResult:
     runtime.events = events if isinstance(events, bool) else frozenset(events)
     if params.tools is not None:
         runtime.default_tools = dict(params.tools.by_kind)
+    runtime.offset_unit = params.offset_unit
     runtime.initialized = True
     version = params.protocol_version if params.protocol_version in SUPPORTED_VERSIONS else PROTOCOL_VERSION
-    runtime.log.info("initialized", client=runtime.client_name, protocol_version=version, host_providers=runtime.host_providers)
+    runtime.log.info("initialized", client=runtime.client_name, protocol_version=version, host_providers=runtime.host_providers, offset_unit=runtime.offset_unit)
+    config = runtime.config
     return InitializeResult(
         protocol_version=version,
         server_info=ServerInfo(name="promptd", version=__version__),
         methods=sorted(TABLE),
+        offset_unit=runtime.offset_unit,
+        limits=Limits(max_message_bytes=config.max_message_bytes, provider_timeout_ms=config.reminders.provider_timeout_ms),
     )
 
 

@@ -19,7 +19,7 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
     session = runtime.sessions.get(params.session)
     todos = [Todo(t.id, t.content, t.status) for t in params.todos]
     before = session.gate_fires.get(params.prompt_id, 0)
-    outcome = decide(todos, params.backing_task_count, params.tool_called, before, settings.max_fires_per_prompt, settings.enabled)
+    outcome = decide(todos, params.backing_task_count, params.last_step_called_tool, before, settings.max_fires_per_prompt, settings.enabled)
     parts = outcome.partition
     style = runtime.config.reminders.style
 
@@ -44,6 +44,7 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
             ctx.emit("event/gate_exhausted", {"session": params.session, "prompt_id": params.prompt_id, "fires": outcome.fires})
     return GateResult(
         decision=outcome.decision.value,
+        reason=outcome.reason.value,
         reminder=reminder,
         fires=outcome.fires,
         exhausted=outcome.exhausted,
