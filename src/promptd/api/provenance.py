@@ -60,7 +60,7 @@ class SpanKind(StrEnum):
 
 
 class Span(ApiModel):
-    # Offsets in Unicode code points: text[start:end] is the span.
+    # Offsets in initialize's offset_unit (code points by default): text[start:end] is the span.
     start: int
     end: int
     kind: SpanKind
@@ -93,7 +93,7 @@ class Block(ApiModel):
     body: str
     # The trigger shown to the person, as one string (what reminder/assemble's result reports).
     display_trigger: str | None
-    # Offsets in Unicode code points (not UTF-16 units, not bytes): text[start:end] is the block.
+    # Offsets in initialize's offset_unit (code points by default): text[start:end] is the block.
     start: int
     end: int
     style: BlockStyle
