@@ -167,6 +167,12 @@ export class PromptdClient extends GeneratedMethods {
       throw new ProtocolVersionError(requested, result.protocol_version, { stderr: sidecar.stderrTail() });
     }
     client.initializeResult = result;
+    // The server's own limit, unless the host chose one: an oversized request is then refused
+    // before it is sent rather than answered with an error.
+    const serverLimit = result.limits?.max_message_bytes;
+    if (options.maxMessageBytes === undefined && options.connection?.maxMessageBytes === undefined && typeof serverLimit === "number") {
+      sidecar.connection.setMaxMessageBytes(serverLimit);
+    }
     return client;
   }
 

@@ -108,6 +108,11 @@ export class Connection {
   }
 
   /** Requests sent and not yet settled. */
+  /** The longest line this side sends; `start` follows the server's `limits.max_message_bytes`. */
+  setMaxMessageBytes(bytes: number): void {
+    this.writer.setMaxLineBytes(bytes);
+  }
+
   get pendingCount(): number {
     return this.pending.size;
   }

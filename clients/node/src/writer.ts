@@ -24,7 +24,7 @@ export class MessageWriter {
   /** `maxLineBytes`: a message whose line (without its newline) is longer is refused unsent. */
   constructor(
     private readonly stream: Writable,
-    private readonly maxLineBytes: number = Number.POSITIVE_INFINITY,
+    private maxLineBytes: number = Number.POSITIVE_INFINITY,
   ) {
     stream.on("drain", () => {
       this.waitingForDrain = false;
@@ -33,6 +33,11 @@ export class MessageWriter {
     // Writing to a sidecar that has exited raises EPIPE here; it must not crash the host.
     stream.on("error", (error: Error) => this.fail(new ConnectionClosedError("the output stream failed", { cause: error })));
     stream.on("close", () => this.fail(new ConnectionClosedError("the output stream closed")));
+  }
+
+  /** Changes the longest line accepted from now on (the server's limit, once `initialize` said it). */
+  setMaxLineBytes(bytes: number): void {
+    this.maxLineBytes = bytes;
   }
 
   /** True once the stream failed, closed or was ended: later writes are refused. */

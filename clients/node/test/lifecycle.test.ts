@@ -157,6 +157,18 @@ test("requests over the message limit are refused before sending; the limit foll
   }
 });
 
+test("the client follows the limit the server reports, also one set in the server's own environment", async () => {
+  const { client } = await startClient({ env: serverEnv({ PROMPTD_MAX_MESSAGE_BYTES: "4096" }) });
+  try {
+    assert.equal(client.initializeResult?.limits.max_message_bytes, 4096);
+    const error = await client.reminderWrap({ key: "k", body: "x".repeat(5000) }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof MessageTooLargeError, String(error));
+    assert.equal(error.limit, 4096);
+  } finally {
+    await client.stop();
+  }
+});
+
 test("the default limit refuses a request over 16 MiB without sending it", async () => {
   const { client } = await startClient();
   try {
