@@ -45,7 +45,7 @@ func TestEverySharedVectorGivesItsExpectedAnswer(t *testing.T) {
 	}
 	// One server for all of them: vectors are stateless, so order and sharing must not matter.
 	// Vectors record offsets in code points, the protocol's default unit.
-	client := startSidecar(t, Options{Initialize: InitializeParams{OffsetUnit: Ptr("code_points")}})
+	client := startSidecar(t, Options{Initialize: InitializeParams{OffsetUnit: Ptr(InitializeParamsOffsetUnitCodePoints)}})
 	for _, path := range paths {
 		name := filepath.Base(filepath.Dir(path)) + "/" + strings.TrimSuffix(filepath.Base(path), ".json")
 		t.Run(name, func(t *testing.T) {
