@@ -253,7 +253,7 @@ func (c *Client) initialize(ctx context.Context, timeout time.Duration) error {
 	if params.OffsetUnit == nil {
 		// Offsets in results (citation/parse, reminder/parse, content/inspect) count UTF-8
 		// bytes, so text[seg.Start:seg.End] is the span.
-		params.OffsetUnit = Ptr("utf8_bytes")
+		params.OffsetUnit = Ptr(InitializeParamsOffsetUnitUTF8Bytes)
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
