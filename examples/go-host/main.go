@@ -35,7 +35,7 @@ type step struct {
 type scriptedModel struct{ steps []step }
 
 func newScriptedModel() *scriptedModel {
-	todos := func(status1, status2 string) map[string]any {
+	todos := func(status1, status2 promptd.TodoItemStatus) map[string]any {
 		return map[string]any{"todos": []promptd.TodoItem{
 			{ID: "1", Content: "Fix the crash on start", Status: status1},
 			{ID: "2", Content: "Add a regression test", Status: status2},
@@ -47,9 +47,9 @@ func newScriptedModel() *scriptedModel {
 		{Text: "The README describes a tiny command-line tool [[cite:readme]]."},
 		// turn 2: plans two todos, answers without finishing them, is nudged by the todo gate, finishes
 		{Tool: "list_issues", Args: map[string]any{"state": "open"}},
-		{Tool: "todo_write", Args: todos("in_progress", "pending")},
+		{Tool: "todo_write", Args: todos(promptd.TodoItemStatusInProgress, promptd.TodoItemStatusPending)},
 		{Text: "Issue 7 is a crash on start \uE200cite\uE202issue_7\uE201; I have planned a fix."},
-		{Tool: "todo_write", Args: todos("completed", "completed")},
+		{Tool: "todo_write", Args: todos(promptd.TodoItemStatusCompleted, promptd.TodoItemStatusCompleted)},
 		{Text: "Done: the crash is fixed and a test covers it [[cite:issue_7, readme]]."},
 		// turn 3
 		{Text: "You're welcome."},
@@ -158,9 +158,9 @@ func agent(ctx context.Context, h *host) error {
 		return err
 	}
 	for _, p := range []promptd.ProvidersRegisterParams{
-		{Name: "open-files", Kind: "host", Key: "editor.open_files"}, // answered by Produce above
-		{Name: "house-rules", Kind: "static", Key: "directive", Scope: promptd.Ptr("global"), Text: promptd.Ptr("Answer briefly; cite the sources you used.")},
-		{Name: "today", Kind: "command", Key: "clock.today", Argv: []string{"date", "+%Y-%m-%d"}},
+		{Name: "open-files", Kind: promptd.RegisterKindHost, Key: "editor.open_files"}, // answered by Produce above
+		{Name: "house-rules", Kind: promptd.RegisterKindStatic, Key: "directive", Scope: promptd.Ptr(promptd.ScopeGlobal), Text: promptd.Ptr("Answer briefly; cite the sources you used.")},
+		{Name: "today", Kind: promptd.RegisterKindCommand, Key: "clock.today", Argv: []string{"date", "+%Y-%m-%d"}},
 	} {
 		if err := c.ProvidersRegister(ctx, p); err != nil {
 			return fmt.Errorf("providers/register %s: %w", p.Name, err)
@@ -292,7 +292,7 @@ func describe(s step) string {
 	if todos, ok := s.Args["todos"].([]promptd.TodoItem); ok {
 		var parts []string
 		for _, t := range todos {
-			parts = append(parts, "#"+t.ID+" "+t.Status)
+			parts = append(parts, "#"+t.ID+" "+string(t.Status))
 		}
 		return strings.Join(parts, ", ")
 	}
