@@ -26,3 +26,13 @@ def _read_version() -> str:
 
 __version__ = _read_version()
 PROTOCOL_VERSION = "2026-11-01"
+
+
+def __getattr__(name: str) -> object:
+    # `promptd.Local` without making `import promptd` pay for pydantic and the method table:
+    # the door is imported on first use (PEP 562).
+    if name in ("Local", "LocalError"):
+        from promptd import local
+
+        return getattr(local, name)
+    raise AttributeError(f"module 'promptd' has no attribute {name!r}")
