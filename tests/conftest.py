@@ -150,13 +150,8 @@ def spawn() -> Iterator[Any]:
 
 
 def call_in_process(method: str, params: dict[str, Any] | None = None, runtime: Any = None) -> dict[str, Any]:
-    """Runs one method through the same dispatch the server uses; raises RpcFailure on error."""
-    from promptd.app import Runtime
-    from promptd.config import Config
-    from promptd.methods import TABLE
-    from promptd.methods.base import Context, NoLifecycle, NoPeer
-    from promptd.methods.boundary import invoke
+    """Runs one method through the in-process door (the server's method table and boundary);
+    raises LocalError, an RpcFailure, on error."""
+    from promptd.local import Local
 
-    runtime = runtime or Runtime(Config())
-    ctx = Context(runtime=runtime, peer=NoPeer(), lifecycle=NoLifecycle())
-    return asyncio.run(invoke(TABLE[method], params or {}, ctx))
+    return Local(runtime=runtime).call(method, params or {})

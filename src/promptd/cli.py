@@ -1,13 +1,12 @@
 """Command line: serve | call | keys | version (and the prompt commands render | lint | vault).
 
 Entry layer: parses arguments, builds the runtime, and hands over to the server or to one
-in-process call through the same dispatch the server uses.
+in-process call through the in-process door (promptd.local), which runs the server's boundary.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from typing import Any
@@ -103,25 +102,25 @@ def serve(config: Config) -> int:
 
 
 def call(config: Config, method_name: str, raw_params: str) -> int:
-    from promptd.app import Runtime
-    from promptd.methods import TABLE
-    from promptd.methods.base import Context, NoLifecycle, NoPeer
-    from promptd.methods.boundary import RpcFailure, invoke
+    from promptd.local import Local, LocalError
+    from promptd.rpc import codes
 
     try:
         params: Any = orjson.loads(raw_params)
     except orjson.JSONDecodeError:
         print('promptd: params must be a JSON object, e.g. \'{"key": "session.cwd", "body": "/tmp"}\'', file=sys.stderr)
         return EXIT_USAGE
-    method = TABLE.get(method_name)
-    if method is None or method.notification:
-        print(f"promptd: unknown method {method_name!r}; see `promptd call rpc.discover`", file=sys.stderr)
-        return EXIT_USAGE
-    runtime = Runtime(config)
-    ctx = Context(runtime=runtime, peer=NoPeer(), lifecycle=NoLifecycle())
     try:
-        result = asyncio.run(invoke(method, params, ctx))
-    except RpcFailure as failure:
+        door = Local(config)
+    except ConfigError as exc:
+        print(f"promptd: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        result = door.call(method_name, params)
+    except LocalError as failure:
+        if failure.code == codes.METHOD_NOT_FOUND:
+            print(f"promptd: unknown method {method_name!r}; see `promptd call rpc.discover`", file=sys.stderr)
+            return EXIT_USAGE
         error = {"code": failure.code, "message": failure.message, "data": failure.data}
         sys.stderr.write(orjson.dumps({"error": error}).decode() + "\n")
         return EXIT_FAILURE

@@ -1,8 +1,8 @@
 """CLI commands of the prompt pipeline: render, lint, vault.
 
 Entry layer (registered by cli.py). `promptd render` and `promptd lint` build the params of
-`prompt/render` and `prompt/lint` from files and flags, then run those methods from the method
-table through the same boundary the server uses (promptd.methods.boundary.invoke): one
+`prompt/render` and `prompt/lint` from files and flags, then run those methods through the
+in-process door (promptd.local.Local), which is the server's method table and boundary: one
 validation, one handler, one error shape, so a context or template behaves identically from the
 CLI and over the wire. `promptd vault` has no method; it calls the vault module directly.
 jinja2 and cryptography are imported only when one of these commands runs.
@@ -11,7 +11,6 @@ jinja2 and cryptography are imported only when one of these commands runs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Mapping
@@ -92,8 +91,8 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
         return _failure("render", exc.message, exc.kind)
     except _Usage as exc:
         return _usage(str(exc))
-    ctx = _context(config, "render")
-    result = None if ctx is None else _invoke(ctx, "prompt/render", params)
+    door = _door(config, "render")
+    result = None if door is None else _invoke(door, "prompt/render", params)
     if result is None:
         return EXIT_FAILURE
     if args.json:
@@ -111,8 +110,8 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
 
 def run_lint(config: Any, args: argparse.Namespace) -> int:
     exempt = [] if args.strict else args.exempt
-    ctx = _context(config, "lint")
-    if ctx is None:
+    door = _door(config, "lint")
+    if door is None:
         return EXIT_FAILURE
     failed = False
     for name in args.files:
@@ -125,7 +124,7 @@ def run_lint(config: Any, args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"template": template}
         if exempt is not None:
             params["exempt_kinds"] = exempt
-        result = _invoke(ctx, "prompt/lint", params)
+        result = _invoke(door, "prompt/lint", params)
         if result is None:
             return EXIT_FAILURE
         for v in result["violations"]:
@@ -216,32 +215,28 @@ class _Usage(Exception):
     pass
 
 
-def _context(config: Any, command: str) -> Any:
-    """The in-process call context `promptd call` also uses (a runtime, no peer); None, with the
-    failure printed, when the configuration cannot make a runtime."""
-    from promptd.app import Runtime
+def _door(config: Any, command: str) -> Any:
+    """The in-process door `promptd call` also uses (promptd.local.Local); None, with the failure
+    printed, when the configuration cannot make a runtime."""
     from promptd.errors import ConfigError
-    from promptd.methods.base import Context, NoLifecycle, NoPeer
+    from promptd.local import Local
 
     try:
-        runtime = Runtime(config)
+        return Local(config)
     except ConfigError as exc:
         _failure(command, exc.message, exc.kind, exc.to_data())
         return None
-    return Context(runtime=runtime, peer=NoPeer(), lifecycle=NoLifecycle())
 
 
-def _invoke(ctx: Any, method: str, params: dict[str, Any]) -> Any:
-    """Runs `method` from the method table through the wire's boundary and returns its serialized
-    result; prints the failure (the RpcFailure the wire would send) and returns None."""
-    from promptd.methods import TABLE
-    from promptd.methods.boundary import RpcFailure, invoke
+def _invoke(door: Any, method: str, params: dict[str, Any]) -> Any:
+    """Runs `method` through the door and returns its serialized result; prints the failure (the
+    error the wire would send) and returns None."""
+    from promptd.local import LocalError
 
     try:
-        return asyncio.run(invoke(TABLE[method], params, ctx))
-    except RpcFailure as failure:
-        data = failure.data or {}
-        _failure(method.split("/")[1], failure.message, str(data.get("kind", "error")), data)
+        return door.call(method, params)
+    except LocalError as failure:
+        _failure(method.split("/")[1], failure.message, failure.kind or "error", failure.data)
         return None
 
 
