@@ -42,6 +42,8 @@ CACHE_ENTRIES = 64
 # allows. Every other attribute of a mapping is a key lookup; see PromptEnvironment.getattr.
 MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
 MARKERS = ("${{", "${%")
+# Classes whose static methods a value exposes (`'x'.maketrans`): such a method's __self__ is None.
+STATIC_METHOD_OWNERS: Mapping[str, type] = {"str": str, "bytes": bytes}
 
 
 def is_templated(source: str) -> bool:
@@ -110,13 +112,18 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - Jinja's signature
         # Every call a template makes passes here, however it reached the method (attribute,
-        # subscript, the attr filter): bound str, bytes and int methods are checked by name.
+        # subscript, the attr filter): methods of str, bytes and int values (and of those classes)
+        # are checked by name against limits.py's lists, and any name not listed is refused.
         if isinstance(__obj, (types.BuiltinMethodType, types.MethodType)):
             owner = getattr(__obj, "__self__", None)
             name = getattr(__obj, "__name__", "")
-            if isinstance(owner, (str, bytes)):
+            if owner is None:
+                # A static method reached through a value ('x'.maketrans) names no owner but its
+                # qualified name does.
+                owner = STATIC_METHOD_OWNERS.get(getattr(__obj, "__qualname__", "").partition(".")[0])
+            if isinstance(owner, (str, bytes)) or (isinstance(owner, type) and issubclass(owner, (str, bytes))):
                 args = limits.check_text_method(owner, name, args, kwargs)
-            elif isinstance(owner, int) or owner is int or owner is bool:
+            elif isinstance(owner, int) or (isinstance(owner, type) and issubclass(owner, int)):
                 limits.check_int_method(owner, name, args, kwargs)
         return super().call(__context, __obj, *args, **kwargs)
 

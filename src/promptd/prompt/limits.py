@@ -382,6 +382,40 @@ def check_percent(template: Any, args: Any) -> None:
 
 # -- methods of str, bytes and int -------------------------------------------------------------
 
+# Deny by default: a template may call a method of a str, bytes or int value only when it is listed
+# here, with its bound (or in the first set, whose results are never larger than their inputs).
+# Any other name is refused before it runs, so a method this list forgot, or one a later Python or
+# MarkupSafe adds, is an error until someone decides its bound, never an unbounded call.
+#
+# Results no larger than the text they are called on: a bool, an int, the text shortened, or a list
+# of its pieces. Markup's striptags and unescape only ever remove characters.
+SAME_SIZE_TEXT_METHODS = frozenset(
+    {
+        "count", "endswith", "find", "index", "rfind", "rindex", "startswith",
+        "isalnum", "isalpha", "isascii", "isdecimal", "isdigit", "isidentifier", "islower",
+        "isnumeric", "isprintable", "isspace", "istitle", "isupper",
+        "strip", "lstrip", "rstrip", "removeprefix", "removesuffix",
+        "partition", "rpartition", "split", "rsplit", "splitlines",
+        "striptags", "unescape",
+    }
+)  # fmt: skip
+CASE_METHODS = frozenset({"upper", "lower", "title", "capitalize", "swapcase", "casefold"})
+PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill"})
+# Each bounded by its own branch of check_text_method. format and format_map are absent on
+# purpose: the sandbox hands templates its own bounded wrapper of them (engine.wrap_str_format), so
+# a raw str.format reaching a call has slipped past that wrapper and is refused.
+TEXT_METHODS = SAME_SIZE_TEXT_METHODS | CASE_METHODS | PADDING_METHODS | {"expandtabs", "join", "replace", "translate", "encode", "decode", "hex"}
+# Methods reached through a class rather than a value (`b.fromhex`, Markup's `escape`,
+# `'x'.maketrans`): no text of their own, their arguments are the input.
+TEXT_CLASS_METHODS = frozenset({"fromhex", "escape", "maketrans"})
+# int (and bool): only to_bytes and from_bytes can build something large; both are bounded below.
+INT_METHODS = frozenset({"as_integer_ratio", "bit_count", "bit_length", "conjugate", "is_integer", "to_bytes", "from_bytes"})
+
+
+def not_allowed(owner: Any, name: str) -> SecurityError:
+    kind = owner.__name__ if isinstance(owner, type) else type(owner).__name__
+    return SecurityError(f"calling {kind}.{name}() is not allowed in templates")
+
 
 def _text_arg(value: Any, markup: bool) -> int:
     """Characters an argument adds to a str method's result; Markup escapes its arguments, turning
@@ -391,13 +425,30 @@ def _text_arg(value: Any, markup: bool) -> int:
     return len(value) if isinstance(value, (str, bytes)) else 0
 
 
-def check_text_method(owner: str | bytes, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """Refuses a call of a str or bytes method whose result would be over the cap; returns the
-    arguments to call it with (an iterable given to join is read once, here)."""
+def check_text_method(owner: str | bytes | type, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """Refuses a call of a str or bytes method (or of a str or bytes class) that is not listed
+    above, or whose result would be over the cap; returns the arguments to call it with (an
+    iterable given to join is read once, here)."""
+    if isinstance(owner, type):
+        if name not in TEXT_CLASS_METHODS:
+            raise not_allowed(owner, name)
+        # fromhex is half its input, maketrans a table of its inputs' characters, escape its input
+        # as text, escaped.
+        require(sum(text_size(value) for value in (*args, *kwargs.values())) * ESCAPE_FACTOR, f"the result of {name}()")
+        return args
+    if name not in TEXT_METHODS:
+        raise not_allowed(owner, name)
     size = len(owner)
-    markup = isinstance(owner, Markup)
     first = args[0] if args else None
-    if name in ("center", "ljust", "rjust", "zfill"):
+    markup = isinstance(owner, Markup)
+    if markup:
+        # Markup escapes the arguments of most of its methods, turning any value into text first
+        # (`Markup('x').split(a_huge_list)` would write the list out before splitting).
+        for value in (*args, *kwargs.values()):
+            require(_text_arg(value, markup), f"an argument of {name}()", charge=False)
+    if name in SAME_SIZE_TEXT_METHODS:
+        pass
+    elif name in PADDING_METHODS:
         require(max(size, as_count(first)), f"the result of {name}()")
     elif name == "expandtabs":
         tab = "\t" if isinstance(owner, str) else b"\t"
@@ -417,7 +468,7 @@ def check_text_method(owner: str | bytes, name: str, args: tuple[Any, ...], kwar
             require(size + count * max(_text_arg(new, markup) - len(old), 0), "the result of replace()")
     elif name == "translate" and args:
         require(size * _largest_entry(first), "the result of translate()")
-    elif name in ("upper", "lower", "title", "capitalize", "swapcase", "casefold"):
+    elif name in CASE_METHODS:
         require(size * CASE_FACTOR, f"the result of {name}()")
     elif name == "encode":
         require(size * ENCODE_FACTOR + 4, "the result of encode()")
@@ -440,6 +491,10 @@ def _largest_entry(table: Any) -> int:
 
 
 def check_int_method(owner: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Refuses a call of an int method (or of int's classmethod from_bytes) that is not listed
+    above, or whose result would be over the cap."""
+    if name not in INT_METHODS:
+        raise not_allowed(owner, name)
     if name == "to_bytes":
         length = kwargs.get("length", args[0] if args else 1)
         require(as_count(length), "the result of to_bytes()")
