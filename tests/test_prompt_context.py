@@ -1,4 +1,4 @@
-"""The prompt context: seed 004's fields and defaults, clear errors naming the field, files, persistence."""
+"""The prompt context: its fields and defaults, clear errors naming the field, files, persistence."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from promptd.errors import InvalidContext
 from promptd.prompt.context import Audience, CustomOverride, PromptMode, for_persistence, load_file, parse_context
 
 
-def test_an_empty_context_has_the_seeds_defaults():
+def test_an_empty_context_has_the_documented_defaults():
     context = parse_context({})
     assert context.version == 1
     assert context.prompt_mode is PromptMode.EXTEND
@@ -23,7 +23,7 @@ def test_an_empty_context_has_the_seeds_defaults():
     assert context.os_name is None and context.prompt_body is None
 
 
-def test_the_seeds_capitalized_enum_spellings_are_accepted_and_stored_lowercase():
+def test_capitalized_enum_spellings_are_accepted_and_stored_lowercase():
     context = parse_context({"prompt_mode": "Full", "audience": "Subagent", "system_prompt": "Codex", "prompt_body": "x"})
     assert context.prompt_mode is PromptMode.FULL and context.audience is Audience.SUBAGENT and context.system_prompt == "codex"
 

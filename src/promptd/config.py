@@ -43,11 +43,11 @@ class KeysConfig(Section):
 
 
 class RemindersConfig(Section):
-    # Seed 003: PUA delimiters by default, XML on request.
+    # The runtime provenance rules (docs/security.md): PUA delimiters by default, XML on request.
     style: Literal["pua", "xml"] = "pua"
-    # Seed 003's assembled-body budget.
+    # The assembled-body budget (docs/reminders.md, assembly rule 5).
     budget_chars: int = Field(6000, ge=1)
-    # Seed 003: two seconds per provider.
+    # Two seconds per provider (docs/reminders.md, assembly rule 2).
     provider_timeout_ms: int = Field(2000, ge=1, le=600_000)
     # The ledger of blocks this process wrote (docs/security.md). At about 150 bytes an entry,
     # the default bound is about 10 MiB and outlasts any session's reminders by far.
@@ -82,7 +82,7 @@ class SessionsConfig(Section):
 
 
 class PromptConfig(Section):
-    # Seed 004 names `search` as a built-in category exempt from the guard rule.
+    # `search` is the built-in tool kind exempt from the guard rule (docs/templates.md).
     exempt_kinds: list[str] = Field(default_factory=lambda: ["search"])
 
 

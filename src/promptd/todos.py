@@ -1,4 +1,4 @@
-"""TodoNudge and TodoGate (seed 004's runtime todo reminders).
+"""TodoNudge and TodoGate, the runtime todo reminders (docs/todos.md).
 
 Domain layer: plain functions over plain data. Todo contents are model-written, untrusted text:
 they are sanitized and never rendered as a template.
@@ -95,9 +95,9 @@ def partition(todos: list[Todo], backing_task_count: int) -> Partition:
 
 
 def decide(todos: list[Todo], backing_task_count: int, last_step_called_tool: bool, fires_so_far: int, max_fires: int, enabled: bool) -> GateOutcome:
-    """Seed 004's decision: nudge when pending or unbacked in-progress todos remain and the
-    model's last step called no tool, until the per-prompt cap; a cap of 0 means the gate never
-    fires. The outcome says why (Reason)."""
+    """The gate's decision (docs/todos.md): nudge when pending or unbacked in-progress todos remain
+    and the model's last step called no tool, until the per-prompt cap; a cap of 0 means the gate
+    never fires. The outcome says why (Reason)."""
     parts = partition(todos, backing_task_count)
     open_work = bool(parts.pending or parts.unbacked)
     quiet = None

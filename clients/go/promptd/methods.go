@@ -81,7 +81,7 @@ func (c *Client) PromptPersist(ctx context.Context, params PromptPersistParams) 
 	return result, err
 }
 
-// PromptRender calls "prompt/render": Renders the system prompt for a seed-004 context: text, template used, sha256, length.
+// PromptRender calls "prompt/render": Renders the system prompt for a prompt context: text, template used, sha256, length.
 func (c *Client) PromptRender(ctx context.Context, params PromptRenderParams) (RenderResult, error) {
 	var result RenderResult
 	err := c.Call(ctx, "prompt/render", params, &result)
@@ -133,7 +133,7 @@ func (c *Client) ReminderStrip(ctx context.Context, params ReminderStripParams) 
 	return result, err
 }
 
-// ReminderWrap calls "reminder/wrap": Wraps one body in a keyed <system-reminder> block (seed 000).
+// ReminderWrap calls "reminder/wrap": Wraps one body in a <system-reminder key="..."> block (the keyed reminder format).
 func (c *Client) ReminderWrap(ctx context.Context, params ReminderWrapParams) (WrapResult, error) {
 	var result WrapResult
 	err := c.Call(ctx, "reminder/wrap", params, &result)

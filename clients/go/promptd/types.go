@@ -114,13 +114,13 @@ type PromptLintParams struct {
 
 // PromptPersistParams are the params of "prompt/persist".
 type PromptPersistParams struct {
-	// Seed 004's prompt context; every field is optional.
+	// The prompt context (docs/templates.md); every field is optional.
 	Context *PromptContext `json:"context,omitempty"`
 }
 
 // PromptRenderParams are the params of "prompt/render".
 type PromptRenderParams struct {
-	// Seed 004's prompt context; every field is optional.
+	// The prompt context (docs/templates.md); every field is optional.
 	Context *PromptContext `json:"context,omitempty"`
 	// The tool set by kind; defaults to the one given at initialize.
 	Tools *Tools `json:"tools,omitempty"`
@@ -610,7 +610,7 @@ type ProduceResult struct {
 	Text *string `json:"text"`
 }
 
-// Seed 004's context structure, with its defaults.
+// The prompt context's structure, with its defaults.
 type PromptContext struct {
 	// Structure version; only 1 is supported.
 	// Default: 1.

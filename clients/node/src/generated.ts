@@ -346,7 +346,7 @@ export type OpenAction = "native" | "clipboard" | "browser";
 export type Origin = "user" | "tool" | "model" | "stored";
 
 export interface PersistParams {
-  /** Seed 004's prompt context; every field is optional. */
+  /** The prompt context (docs/templates.md); every field is optional. */
   context?: PromptContext;
 }
 
@@ -369,7 +369,7 @@ export interface ProduceResult {
   text: string | null;
 }
 
-/** Seed 004's context structure, with its defaults. */
+/** The prompt context's structure, with its defaults. */
 export interface PromptContext {
   /**
    * Structure version; only 1 is supported.
@@ -477,7 +477,7 @@ export interface ReminderPart {
 }
 
 export interface RenderParams {
-  /** Seed 004's prompt context; every field is optional. */
+  /** The prompt context (docs/templates.md); every field is optional. */
   context?: PromptContext;
   /** The tool set by kind; defaults to the one given at initialize. */
   tools?: Tools | null;
@@ -912,7 +912,7 @@ export abstract class GeneratedMethods {
     return this.call("prompt/persist", params, options);
   }
 
-  /** `prompt/render`: Renders the system prompt for a seed-004 context: text, template used, sha256, length. */
+  /** `prompt/render`: Renders the system prompt for a prompt context: text, template used, sha256, length. */
   promptRender(params: ParamsOf<"prompt/render"> = {}, options?: RequestOptions): Promise<ResultOf<"prompt/render">> {
     return this.call("prompt/render", params, options);
   }
@@ -952,7 +952,7 @@ export abstract class GeneratedMethods {
     return this.call("reminder/strip", params, options);
   }
 
-  /** `reminder/wrap`: Wraps one body in a keyed <system-reminder> block (seed 000). */
+  /** `reminder/wrap`: Wraps one body in a <system-reminder key="..."> block (the keyed reminder format). */
   reminderWrap(params: ParamsOf<"reminder/wrap">, options?: RequestOptions): Promise<ResultOf<"reminder/wrap">> {
     return this.call("reminder/wrap", params, options);
   }

@@ -1,4 +1,4 @@
-"""File citations (seed 003): citation/parse, citation/describe, citation/export, citation/strip.
+"""File citations (docs/citations.md): citation/parse, citation/describe, citation/export, citation/strip.
 
 Plain data models; import nothing from promptd.rpc. Offsets count the unit the client chose with
 `initialize`'s `offset_unit` (code points by default; docs/citations.md).

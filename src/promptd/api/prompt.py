@@ -1,4 +1,4 @@
-"""The system prompt pipeline (seed 004): prompt/render, prompt/lint, prompt/persist.
+"""The system prompt pipeline (docs/templates.md): prompt/render, prompt/lint, prompt/persist.
 
 The `context` field is the domain's PromptContext: it is validated by the domain's own parser, so
 an unknown field or an unsupported `version` is an `invalid_context` error naming the field (not a
@@ -25,7 +25,7 @@ class TemplateName(StrEnum):
 
 
 class _WithContext(ApiModel):
-    context: PromptContext = Field(default_factory=PromptContext, description="Seed 004's prompt context; every field is optional.")
+    context: PromptContext = Field(default_factory=PromptContext, description="The prompt context (docs/templates.md); every field is optional.")
 
     @field_validator("context", mode="before")
     @classmethod

@@ -88,7 +88,7 @@ BlockStyle = TypeAliasType("BlockStyle", Literal["pua", "xml"])
 class Block(ApiModel):
     # True only for blocks this process wrote, byte for byte (its nonce and its ledger).
     authenticated: bool
-    # The seed-000 key; null for the keyless blocks assembly writes.
+    # The key of a block in the keyed reminder format; null for the keyless blocks assembly writes.
     key: str | None
     body: str
     # The trigger shown to the person, as one string (what reminder/assemble's result reports).

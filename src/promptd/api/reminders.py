@@ -1,4 +1,4 @@
-"""Keyed reminder formatting (seed 000) and the reserved-key registry."""
+"""The keyed reminder format (`<system-reminder key="...">`) and the reserved-key registry."""
 
 from __future__ import annotations
 

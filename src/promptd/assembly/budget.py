@@ -1,4 +1,5 @@
-"""Deduplication and the character budget (seed 003): pure functions over sanitized fragments.
+"""Deduplication and the character budget (docs/reminders.md, assembly rules 4 and 5): pure
+functions over sanitized fragments.
 
 The budget counts the whole assembled body: display-trigger markup, fragments and the separators
 between them; the outer wrapper is not counted. Fragments are taken greedily in order: one that does

@@ -1,4 +1,4 @@
-"""File citations (seed 003): citation markers in model output, source description, plain-text export.
+"""File citations (docs/citations.md): citation markers in model output, source description, plain-text export.
 
 Domain layer: plain functions over plain data. Imports nothing from promptd.rpc or promptd.methods.
 

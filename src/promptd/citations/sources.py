@@ -1,11 +1,11 @@
 """What a host shows for a citation source: kind, label, icon, and how a click opens it.
 
-Domain layer: imports nothing from promptd.rpc or promptd.methods. Seed 003's "File source
-rendering": the label is the percent-decoded basename of a file:// URL or the host name of a web
-URL; the icon goes by file extension with a document fallback for files and a link icon for the
-rest; file URLs open natively where the host can, and are copied to the clipboard where it cannot
-(a plain browser cannot open file:// programmatically). Any string is accepted: a URL that cannot
-be understood is described as `invalid`, never an exception.
+Domain layer: imports nothing from promptd.rpc or promptd.methods. Source rendering as
+docs/citations.md specifies it: the label is the percent-decoded basename of a file:// URL or the
+host name of a web URL; the icon goes by file extension with a document fallback for files and a
+link icon for the rest; file URLs open natively where the host can, and are copied to the
+clipboard where it cannot (a plain browser cannot open file:// programmatically). Any string is
+accepted: a URL that cannot be understood is described as `invalid`, never an exception.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from promptd.citations.kinds import OpenAction, SourceKind
 LINK_ICON = "\U0001f517"  # 🔗 anything that is not a local file
 DOCUMENT_ICON = "\U0001f4c4"  # 📄 a file whose extension is not in the table
 
-# Icons for local files by extension (lower case, without the dot). Seed 003 names the first five
-# rows; the rest are the common families a coding agent cites. Emoji that have a text-style
-# default carry U+FE0F so every platform draws them as emoji.
+# Icons for local files by extension (lower case, without the dot). The first five rows are fixed
+# (docs/citations.md); the rest are the common families a coding agent cites. Emoji that have a
+# text-style default carry U+FE0F so every platform draws them as emoji.
 _ICON_ROWS: list[tuple[str, tuple[str, ...]]] = [
     ("\U0001f4dd", ("md", "markdown", "mdx", "rst", "adoc", "org")),  # 📝 prose markup
     ("\U0001f4d5", ("pdf",)),  # 📕
@@ -123,7 +123,8 @@ def _describe_web(parts: SplitResult) -> Description:
         host = ""
     if not host:
         return _invalid()
-    # Seed 003's label is the host name; a leading www. adds nothing a reader needs.
+    # A web source's label is its host name (docs/citations.md); a leading www. adds nothing a
+    # reader needs.
     if host.startswith("www.") and len(host) > 4:
         host = host[4:]
     return Description(SourceKind.WEB, _displayable(host), LINK_ICON, OpenAction.BROWSER)

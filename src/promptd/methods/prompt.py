@@ -71,7 +71,7 @@ def persist(params: PersistParams, ctx: Context) -> PersistResult:
 
 
 METHODS = [
-    Method("prompt/render", RenderParams, RenderResult, render, "Renders the system prompt for a seed-004 context: text, template used, sha256, length."),
+    Method("prompt/render", RenderParams, RenderResult, render, "Renders the system prompt for a prompt context: text, template used, sha256, length."),
     Method("prompt/lint", LintParams, LintResult, lint, "Checks that every ${{ tools.by_kind.X }} sits inside a condition on tools.by_kind.X.", offload=True),
     Method("prompt/persist", PersistParams, PersistResult, persist, "The context normalized for storage (subagent role summaries cleared)."),
 ]

@@ -1,4 +1,4 @@
-"""The prompt context (seed 004): the versioned, serializable inputs of one system prompt.
+"""The prompt context (docs/templates.md): the versioned, serializable inputs of one system prompt.
 
 Domain layer: pure data and validation. Must not import promptd.rpc or promptd.methods, and must
 not import jinja2 or cryptography (this module is loaded at server start-up through the API models).
@@ -23,7 +23,7 @@ from promptd.errors import InvalidContext
 # meaning we cannot guess, so it is refused rather than rendered half-understood.
 SUPPORTED_VERSIONS = frozenset({1})
 CURRENT_VERSION = 1
-# Seed 004: the label inserted at the beginning of the prompt.
+# The default `system_prompt_label`: the label inserted at the beginning of the prompt.
 DEFAULT_LABEL = "Grok"
 
 
@@ -46,13 +46,14 @@ class CustomOverride(BaseModel):
 
 
 def _lowered(value: Any) -> Any:
-    # The seed writes the enum values capitalized ("Extend", "Primary", "Codex"); the wire is
-    # snake_case. Both spellings mean the same thing, so both are accepted and stored lowercase.
+    # Enum values may arrive capitalized ("Extend", "Primary", "Codex"), as the modes and overrides
+    # are named in prose; the wire is snake_case. Both spellings mean the same thing, so both are
+    # accepted and stored lowercase.
     return value.lower() if isinstance(value, str) else value
 
 
 class PromptContext(BaseModel):
-    """Seed 004's context structure, with its defaults."""
+    """The prompt context's structure, with its defaults."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
 
@@ -131,7 +132,7 @@ def _field_name(loc: tuple[Any, ...]) -> str:
 
 def for_persistence(context: PromptContext) -> PromptContext:
     """The context as it should be stored: enums lowercase, every default explicit once dumped, and
-    role summaries cleared for a subagent (seed 004: a subagent carries no role information)."""
+    role summaries cleared for a subagent (a subagent carries no role information forward)."""
     if context.audience is Audience.SUBAGENT and context.role_summaries:
         return context.model_copy(update={"role_summaries": []})
     return context

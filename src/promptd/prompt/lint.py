@@ -1,4 +1,4 @@
-"""The guard lint (seed 004's template protection): every use of `tools.by_kind.X` that can carry
+"""The guard lint (the guard rule of docs/templates.md): every use of `tools.by_kind.X` that can carry
 the tool's name anywhere (output, a variable, a loop, an argument) must sit inside a condition that
 is only true when `tools.by_kind.X` is set, so a missing tool can never leave an empty tool name in
 a prompt.

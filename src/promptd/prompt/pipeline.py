@@ -1,4 +1,4 @@
-"""The system prompt pipeline (seed 004): variables, template choice, modes and audience.
+"""The system prompt pipeline (docs/templates.md): variables, template choice, modes and audience.
 
 Domain layer: must not import promptd.rpc or promptd.methods; imported lazily (the engine uses
 jinja2, the vault `cryptography`).
@@ -22,7 +22,7 @@ from promptd.prompt.context import Audience, CustomOverride, PromptContext, Prom
 from promptd.prompt.engine import engine
 from promptd.prompt.vault import TEMPLATES, Vault
 
-# Seed 004 and the reference implementation: base and body are concatenated with one blank line.
+# Extend mode, as in the reference implementation: base and body are concatenated with one blank line.
 BODY_SEPARATOR = "\n\n"
 SHIPPED = {"primary": "primary.jinja", "subagent": "subagent.jinja"}
 # Shells that chain commands with `;` rather than `&&` (Windows PowerShell 5.1 and cmd.exe).
@@ -97,7 +97,8 @@ def variables(
         "memory_enabled": context.memory_enabled,
         "is_non_interactive": context.is_non_interactive,
         "audience": context.audience.value,
-        # Seed 004: the primary audience gets role instructions and summaries; a subagent none.
+        # Audience (docs/templates.md): the primary audience gets role instructions and summaries; a
+        # subagent none.
         "role_instructions": (context.role_instructions or "") if primary else "",
         "role_summaries": list(context.role_summaries) if primary else [],
         # From the runtime's configuration, never from the request. Only the style: the nonce

@@ -1,6 +1,6 @@
-"""The keyed `<system-reminder key="...">` formatter of the reminder convention (seed 000).
+"""The formatter of the keyed reminder format, `<system-reminder key="...">`.
 
-Byte-exact with the convention: the open tag, a newline, the escaped body, a newline, the close
+Byte-exact with the format: the open tag, a newline, the escaped body, a newline, the close
 tag; blocks joined by one blank line. The nested-marker check runs on the raw body, before
 escaping, so a forged tag is refused rather than quietly defused.
 """

@@ -1,4 +1,4 @@
-"""The per-process runtime nonce (seed 003's RUNTIME_NONCE)."""
+"""The per-process runtime nonce of the runtime provenance rules (docs/security.md)."""
 
 import secrets
 

@@ -5,7 +5,7 @@ promptd.rpc or promptd.methods.
 
 What counts as forged markup:
 - a tag whose name reads as `system-reminder` or `display-trigger` (open or close, any case, any
-  attributes after the name, which is matched as a prefix the way the seed-000 formatter's nesting
+  attributes after the name, which is matched as a prefix the way the keyed reminder format's nesting
   check matches `<system-reminder`);
 - a reminder delimiter U+E203 / U+E204 anywhere (only the trusted wrapper may write one).
 
