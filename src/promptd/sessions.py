@@ -4,7 +4,8 @@ Domain layer: no wire knowledge. Bounded: an idle timeout and a maximum count (l
 used evicted); evicting one session never touches another.
 
 Who changes what: the host's data arrives through `session/update`; assembly only appends to the
-current turn's delivery log; `turn/complete` and `todo/gate` are the only places counters move.
+current turn's delivery log; complete_turn (`turn/complete`) and gate_turn (`todo/gate`) are the
+only places counters move.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from promptd.config import SessionsConfig
+from promptd.config import SessionsConfig, TodoGateConfig
+from promptd.todos import NUDGE_KEY, Decision, GateOutcome, Todo, decide
+
+# Prompt ids whose TodoGate fires a session remembers: a session answers one prompt at a time, so
+# a few suffice; the oldest is forgotten first.
+MAX_PROMPTS_PER_SESSION = 16
 
 
 @dataclass
@@ -96,14 +102,15 @@ class SessionStore:
             self._sessions.popitem(last=False)
 
 
-def complete_turn(session: Session, todo_write: bool, tools_called: list[str], plan_tool: str | None) -> None:
+def complete_turn(session: Session, todo_write: bool, tools_called: list[str], plan_tool: str | None) -> bool:
     """Turn accounting: the one place TodoNudge's counters move. A call of the plan tool counts as
-    a todo write even when the host did not say so."""
+    a todo write even when the host did not say so. True when the turn delivered the nudge."""
     wrote = todo_write or (plan_tool is not None and plan_tool in tools_called)
+    nudged = NUDGE_KEY in session.delivered
     counters = session.counters
     counters.turns += 1
     counters.turns_since_todo_write = 0 if wrote else counters.turns_since_todo_write + 1
-    if "todo.nudge" in session.delivered:
+    if nudged:
         counters.turns_since_nudge = 0
     elif counters.turns_since_nudge is not None:
         counters.turns_since_nudge += 1
@@ -111,3 +118,30 @@ def complete_turn(session: Session, todo_write: bool, tools_called: list[str], p
     if "file.modified" in session.delivered:
         session.modified_files.clear()
     session.delivered.clear()
+    return nudged
+
+
+@dataclass(frozen=True, slots=True)
+class GateTurn:
+    outcome: GateOutcome
+    # The prompt reached its cap and had not been told so before: the notice's event goes once.
+    first_exhausted: bool
+
+
+def gate_turn(session: Session, prompt_id: str, todos: list[Todo], backing_task_count: int, last_step_called_tool: bool, settings: TodoGateConfig) -> GateTurn:
+    """TodoGate's decision for one end of turn, with the session's memory of the prompt: the fires
+    so far are read and a fire is counted (at most MAX_PROMPTS_PER_SESSION prompts remembered),
+    and the prompt's exhaustion is recorded once."""
+    before = session.gate_fires.get(prompt_id, 0)
+    outcome = decide(todos, backing_task_count, last_step_called_tool, before, settings.max_fires_per_prompt, settings.enabled)
+    first_exhausted = False
+    if outcome.decision is Decision.NUDGE:
+        session.gate_fires[prompt_id] = outcome.fires
+        while len(session.gate_fires) > MAX_PROMPTS_PER_SESSION:
+            oldest = next(iter(session.gate_fires))
+            del session.gate_fires[oldest]
+            session.gate_exhausted.discard(oldest)
+    elif outcome.exhausted and prompt_id not in session.gate_exhausted:
+        session.gate_exhausted.add(prompt_id)
+        first_exhausted = True
+    return GateTurn(outcome, first_exhausted)

@@ -13,6 +13,10 @@ from typing import Any
 
 from promptd.text import one_line
 
+# The reminder key of TodoNudge: its built-in provider delivers under it, and turn accounting
+# reads it back from the turn's delivery log.
+NUDGE_KEY = "todo.nudge"
+
 
 def nudge_due(turns_since_todo_write: int, turns_since_nudge: int | None, every: int, spacing: int) -> bool:
     """Due once `every` turns have passed without a todo write and at least `spacing` turns since

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from promptd.assembly.memory import read_project_memory
 from promptd.assembly.model import Kind, ProviderSkipped, ProviderSpec, Scope, SkipReason
+from promptd.todos import NUDGE_KEY, nudge_text
 
 
 @dataclass(frozen=True)
@@ -186,8 +187,6 @@ def builtin_file_modified(spec: ProviderSpec, view: ProviderView) -> str | None:
 
 
 def builtin_todo_nudge(spec: ProviderSpec, view: ProviderView) -> str | None:
-    from promptd.todos import nudge_text
-
     return nudge_text(view)
 
 
@@ -206,5 +205,5 @@ BUILTINS: list[tuple[ProviderSpec, Producer | InstantProducer, str]] = [
     (ProviderSpec("session.env", Scope.GLOBAL, Kind.BUILTIN, "session.env"), builtin_env, "session_metadata"),
     (ProviderSpec("memory.project_md", Scope.GLOBAL, Kind.BUILTIN, "memory.project_md"), builtin_project_memory, "project_memory"),
     (ProviderSpec("file.modified", Scope.GLOBAL, Kind.BUILTIN, "file.modified"), builtin_file_modified, "file_modified"),
-    (ProviderSpec("todo.nudge", Scope.PER_TURN, Kind.BUILTIN, "todo.nudge"), builtin_todo_nudge, "todo_nudge"),
+    (ProviderSpec(NUDGE_KEY, Scope.PER_TURN, Kind.BUILTIN, NUDGE_KEY), builtin_todo_nudge, "todo_nudge"),
 ]

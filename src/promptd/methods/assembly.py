@@ -25,14 +25,15 @@ from promptd.api.assembly import (
 from promptd.api.base import Empty
 from promptd.api.events import NudgeFiredEvent, ProviderSkippedEvent, SpilledEvent
 from promptd.api.host import ProduceParams, ProduceResult
-from promptd.assembly.assemble import Assembled, Request, assemble, off_loop_if_large
+from promptd.assembly.assemble import Assembled, Request, assemble
+from promptd.assembly.compose import MAX_MODIFIED_FILES, merge_modified_files, user_content
 from promptd.assembly.registry import spec_from_mapping
 from promptd.methods.base import Context, Method
 from promptd.sessions import complete_turn
 
 PRODUCE_METHOD = ProduceParams.METHOD
-# More file notices than a model can use in one reminder anyway; older ones are dropped first.
-MAX_MODIFIED_FILES = 200
+# MAX_MODIFIED_FILES lives in assembly.compose; it is imported above also for code that still
+# reads it from here (tests/test_assembly_budget.py).
 
 
 class PeerHost:
@@ -87,13 +88,7 @@ def update_session(params: SessionUpdateParams, ctx: Context) -> Empty:
     if params.tools is not None:
         data.tools = dict(params.tools.by_kind)
     if params.modified_files:
-        # Newest last, each once, at most MAX_MODIFIED_FILES: a host that reports and never
-        # completes a turn cannot grow a session without bound. Linear in the report's size.
-        merged = dict.fromkeys(session.modified_files)
-        for path in params.modified_files[-MAX_MODIFIED_FILES:]:
-            merged.pop(path, None)
-            merged[path] = None
-        session.modified_files = list(merged)[-MAX_MODIFIED_FILES:]
+        session.modified_files = merge_modified_files(session.modified_files, params.modified_files)
     return Empty()
 
 
@@ -146,11 +141,8 @@ def to_result(assembled: Assembled) -> AssembleResult:
 
 
 async def compose(params: ComposeParams, ctx: Context) -> ComposeResult:
-    from promptd.reminders.sanitize import sanitize
-
     reminder = await run_assembly(params, ctx)
-    user_text = await off_loop_if_large(len(params.user_message), lambda: sanitize(params.user_message, ctx.runtime.nonce).text)
-    content = f"{user_text}\n\n{reminder.text}" if reminder.text and user_text else (user_text or reminder.text)
+    content = await user_content(params.user_message, reminder.text, ctx.runtime.nonce)
     return ComposeResult(content=content, reminder=reminder)
 
 
@@ -158,9 +150,8 @@ def complete(params: CompleteParams, ctx: Context) -> Empty:
     runtime = ctx.runtime
     session = runtime.sessions.get(params.session)
     tools = runtime.tools_for(session)
-    nudged = "todo.nudge" in session.delivered
-    complete_turn(session, params.todo_write, params.tools_called, tools.get("plan"))
-    if nudged:
+    # True when the completed turn delivered the todo nudge.
+    if complete_turn(session, params.todo_write, params.tools_called, tools.get("plan")):
         ctx.emit(*NudgeFiredEvent(session=params.session, turn=session.counters.turns).notification())
     return Empty()
 

@@ -1,13 +1,11 @@
-"""todo/gate."""
+"""todo/gate: a thin adapter; the decision and its per-prompt memory are sessions.gate_turn."""
 
 from __future__ import annotations
 
 from promptd.api.todos import GateParams, GateResult
 from promptd.methods.base import Context, Method
-from promptd.todos import Decision, Todo, decide, exhausted_text, gate_text
-
-# Prompt ids remembered per session: a session answers one prompt at a time, so a few suffice.
-MAX_PROMPTS_PER_SESSION = 16
+from promptd.sessions import gate_turn
+from promptd.todos import Decision, Todo, exhausted_text, gate_text
 
 
 def gate(params: GateParams, ctx: Context) -> GateResult:
@@ -18,8 +16,8 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
     settings = runtime.config.todo_gate
     session = runtime.sessions.get(params.session)
     todos = [Todo(t.id, t.content, t.status) for t in params.todos]
-    before = session.gate_fires.get(params.prompt_id, 0)
-    outcome = decide(todos, params.backing_task_count, params.last_step_called_tool, before, settings.max_fires_per_prompt, settings.enabled)
+    turn = gate_turn(session, params.prompt_id, todos, params.backing_task_count, params.last_step_called_tool, settings)
+    outcome = turn.outcome
     parts = outcome.partition
     style = runtime.config.reminders.style
 
@@ -28,19 +26,13 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
 
     reminder = notice = None
     if outcome.decision is Decision.NUDGE:
-        session.gate_fires[params.prompt_id] = outcome.fires
-        while len(session.gate_fires) > MAX_PROMPTS_PER_SESSION:
-            oldest = next(iter(session.gate_fires))
-            del session.gate_fires[oldest]
-            session.gate_exhausted.discard(oldest)
         body = gate_text(parts, runtime.tools_for(session).get("plan"), lambda text: sanitize(text, runtime.nonce).text)
         reminder = wrap("Open todo items remain", body)
         ctx.emit("event/gate_fired", {"session": params.session, "prompt_id": params.prompt_id, "fires": outcome.fires, "pending": len(parts.pending), "unbacked": len(parts.unbacked)})
         runtime.log.info("gate_fired", fires=outcome.fires, pending=len(parts.pending), unbacked=len(parts.unbacked))
     elif outcome.exhausted:
         notice = wrap("Todo reminders stopped for this prompt", exhausted_text(settings.max_fires_per_prompt))
-        if params.prompt_id not in session.gate_exhausted:
-            session.gate_exhausted.add(params.prompt_id)
+        if turn.first_exhausted:
             ctx.emit("event/gate_exhausted", {"session": params.session, "prompt_id": params.prompt_id, "fires": outcome.fires})
     return GateResult(
         decision=outcome.decision.value,

@@ -1,0 +1,43 @@
+"""What a turn's user-role message is made of, besides the assembled reminder itself: the file
+notices the host reports for the turn, and the join of the user's text with the reminder.
+
+Domain layer: plain functions over plain data (the one wait is assemble.off_loop_if_large, the
+assembly's own); imports nothing from methods/, rpc/ or the server.
+"""
+
+from __future__ import annotations
+
+from promptd.assembly.assemble import off_loop_if_large
+
+# More file notices than a model can use in one reminder anyway; older ones are dropped first.
+MAX_MODIFIED_FILES = 200
+# Between the user's text and the reminder: a blank line, so each stays its own paragraph.
+SEPARATOR = "\n\n"
+
+
+def merge_modified_files(known: list[str], reported: list[str]) -> list[str]:
+    """The session's modified files after a report: newest last, each once, at most
+    MAX_MODIFIED_FILES, so a host that reports and never completes a turn cannot grow a session
+    without bound. Linear in the report's size."""
+    merged = dict.fromkeys(known)
+    for path in reported[-MAX_MODIFIED_FILES:]:
+        merged.pop(path, None)
+        merged[path] = None
+    return list(merged)[-MAX_MODIFIED_FILES:]
+
+
+def join(user_text: str, reminder_text: str) -> str:
+    """The user's (already sanitized) text, a blank line, then the reminder; either alone when
+    the other is empty."""
+    if user_text and reminder_text:
+        return f"{user_text}{SEPARATOR}{reminder_text}"
+    return user_text or reminder_text
+
+
+async def user_content(user_message: str, reminder_text: str, nonce: str) -> str:
+    """The content of the turn's user-role message: the user's text sanitized (in a worker thread
+    when it is large) and joined with the reminder."""
+    from promptd.reminders.sanitize import sanitize
+
+    user_text = await off_loop_if_large(len(user_message), lambda: sanitize(user_message, nonce).text)
+    return join(user_text, reminder_text)
