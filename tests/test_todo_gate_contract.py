@@ -159,8 +159,9 @@ def test_a_plan_tool_call_in_either_spelling_counts_as_a_todo_write(name):
 
 
 def test_the_protocol_documents_the_new_names_only():
+    from promptd.methods import TABLE
     from promptd.protocol import openrpc_document
 
-    methods = {m["name"]: {p["name"] for p in m["params"]} for m in openrpc_document()["methods"]}
+    methods = {m["name"]: {p["name"] for p in m["params"]} for m in openrpc_document(TABLE)["methods"]}
     assert "last_step_called_tool" in methods["todo/gate"] and "tool_called" not in methods["todo/gate"]
     assert "tools_called" in methods["turn/complete"] and "tool_calls" not in methods["turn/complete"]

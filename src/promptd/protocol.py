@@ -1,4 +1,8 @@
-"""Builds the OpenRPC document from the method table and the pydantic models.
+"""Builds the OpenRPC document from a method table and the pydantic models.
+
+Below the methods layer (with app.py, over api/): the table is handed in, by rpc.discover
+(methods/core.py) and by `make protocol` (generate.py), never imported from promptd.methods, so the
+methods that serve this document can import it.
 
 protocol/openrpc.json is this function's output (`make protocol`); a test fails when the committed
 file differs, so the schema is never written twice by hand.
@@ -23,16 +27,37 @@ set of strings is a named enum schema (`Scope`, `SkipReason`, `ErrorKind`, `Even
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
 
 from promptd import PROTOCOL_VERSION, __version__
+from promptd.api.events import EVENTS, EventName
+from promptd.api.host import ProduceParams, ProduceResult
+from promptd.errors import catalogue
 
 OPENRPC_VERSION = "1.3.2"
 REF_TEMPLATE = "#/components/schemas/{model}"
+
+
+class DescribedMethod(Protocol):
+    """What the document reads of a method table's entry (promptd.methods.base.Method)."""
+
+    @property
+    def params(self) -> type[BaseModel]: ...
+    @property
+    def result(self) -> type[BaseModel]: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def notification(self) -> bool: ...
+
+
+MethodTable = Mapping[str, DescribedMethod]
 
 
 def _method_entry(
@@ -60,15 +85,16 @@ def _method_entry(
     return entry
 
 
-@cache
-def openrpc_document() -> dict[str, Any]:
-    from promptd.api.events import EVENTS, EventName
-    from promptd.api.host import ProduceParams, ProduceResult
-    from promptd.errors import catalogue
-    from promptd.methods import TABLE
+def openrpc_document(table: MethodTable) -> dict[str, Any]:
+    """The document describing `table` (promptd.methods.TABLE, or a server's own table). Built once
+    per table; callers must not change it."""
+    return _document(tuple(table.items()))
 
+
+@cache
+def _document(entries: tuple[tuple[str, DescribedMethod], ...]) -> dict[str, Any]:
     models: list[tuple[type[BaseModel], str]] = []
-    for method in TABLE.values():
+    for _, method in entries:
         models.append((method.params, "validation"))
         models.append((method.result, "serialization"))
     # The other direction: what the server sends is serialized, what it receives validated.
@@ -80,8 +106,7 @@ def openrpc_document() -> dict[str, Any]:
     schemas = definitions.get("$defs", {})
 
     methods = []
-    for name in sorted(TABLE):
-        method = TABLE[name]
+    for name, method in sorted(entries, key=lambda entry: entry[0]):
         methods.append(
             _method_entry(name, method.summary, method.params, None if method.notification else method.result, keyed, schemas, "validation", "serialization")
         )
@@ -142,7 +167,6 @@ def _resolve(schema: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def render() -> bytes:
-    import json
-
-    return (json.dumps(openrpc_document(), indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+def render(table: MethodTable) -> bytes:
+    """protocol/openrpc.json's bytes."""
+    return (json.dumps(openrpc_document(table), indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")

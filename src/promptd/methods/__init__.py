@@ -1,7 +1,10 @@
 """The method table: name -> (params model, result model, handler).
 
 The dispatcher, `initialize`'s method list, `rpc.discover` and protocol/openrpc.json all read it.
-Each area contributes the METHODS list of its own module.
+Each area contributes the METHODS list of its own module; core's lifecycle methods are built for
+the table, since two of them describe it.
+
+Methods layer: imports api/, app.py, protocol.py and the domains; nothing below imports it.
 """
 
 from __future__ import annotations
@@ -20,12 +23,17 @@ def _build(*groups: list[Method]) -> dict[str, Method]:
     return table
 
 
-TABLE: dict[str, Method] = _build(
-    core.METHODS,
-    reminders.METHODS,
-    prompt.METHODS,
-    citations.METHODS,
-    provenance.METHODS,
-    assembly.METHODS,
-    todos.METHODS,
+# initialize and rpc.discover describe this very table: they receive it, and it is filled here,
+# before anything can call them.
+TABLE: dict[str, Method] = {}
+TABLE.update(
+    _build(
+        core.lifecycle_methods(TABLE),
+        reminders.METHODS,
+        prompt.METHODS,
+        citations.METHODS,
+        provenance.METHODS,
+        assembly.METHODS,
+        todos.METHODS,
+    )
 )

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import partial
+
 from promptd import PROTOCOL_VERSION, __version__
 from promptd.api.base import Empty
 from promptd.api.core import CancelParams, DiscoverResult, InitializeParams, InitializeResult, Limits, ServerInfo
 from promptd.errors import AlreadyInitialized
 from promptd.methods.base import Context, Method
+from promptd.protocol import openrpc_document
 
 # Versions this server speaks; as in MCP, an unknown request is answered with our own and the
 # client decides whether to go on.
 SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)
 
 
-def initialize(params: InitializeParams, ctx: Context) -> InitializeResult:
-    from promptd.methods import TABLE
-
+def initialize(params: InitializeParams, ctx: Context, table: Mapping[str, Method]) -> InitializeResult:
     runtime = ctx.runtime
     if runtime.initialized:
         raise AlreadyInitialized("initialize was already called")
@@ -34,7 +36,7 @@ def initialize(params: InitializeParams, ctx: Context) -> InitializeResult:
     return InitializeResult(
         protocol_version=version,
         server_info=ServerInfo(name="promptd", version=__version__),
-        methods=sorted(TABLE),
+        methods=sorted(table),
         offset_unit=runtime.offset_unit,
         limits=Limits(max_message_bytes=config.max_message_bytes, provider_timeout_ms=config.reminders.provider_timeout_ms),
     )
@@ -45,11 +47,9 @@ async def shutdown(params: Empty, ctx: Context) -> Empty:
     return Empty()
 
 
-def discover(params: Empty, ctx: Context) -> DiscoverResult:
-    from promptd.protocol import openrpc_document
-
+def discover(params: Empty, ctx: Context, table: Mapping[str, Method]) -> DiscoverResult:
     # The document is generated from our own models and cached: nothing to validate again.
-    return DiscoverResult.model_construct(**openrpc_document())
+    return DiscoverResult.model_construct(**openrpc_document(table))
 
 
 def served_by_transport(params: object, ctx: Context) -> Empty:
@@ -58,10 +58,13 @@ def served_by_transport(params: object, ctx: Context) -> Empty:
     return Empty()
 
 
-METHODS = [
-    Method("initialize", InitializeParams, InitializeResult, initialize, "Negotiates the protocol version, records client facts, applies config overrides.", lifecycle=True),
-    Method("shutdown", Empty, Empty, shutdown, "Drains in-flight work; later requests are refused with -32002.", lifecycle=True),
-    Method("exit", Empty, Empty, served_by_transport, "Notification: ends the process (0 after shutdown, 1 otherwise).", lifecycle=True, notification=True),
-    Method("$/cancelRequest", CancelParams, Empty, served_by_transport, "Notification: cancels a running request, which is answered -32800.", lifecycle=True, notification=True),
-    Method("rpc.discover", Empty, DiscoverResult, discover, "The OpenRPC document of this server.", lifecycle=True),
-]
+def lifecycle_methods(table: Mapping[str, Method]) -> list[Method]:
+    """The lifecycle methods. initialize and rpc.discover describe the table they are part of, so
+    they are given it (promptd.methods builds it) instead of importing their own package back."""
+    return [
+        Method("initialize", InitializeParams, InitializeResult, partial(initialize, table=table), "Negotiates the protocol version, records client facts, applies config overrides.", lifecycle=True),
+        Method("shutdown", Empty, Empty, shutdown, "Drains in-flight work; later requests are refused with -32002.", lifecycle=True),
+        Method("exit", Empty, Empty, served_by_transport, "Notification: ends the process (0 after shutdown, 1 otherwise).", lifecycle=True, notification=True),
+        Method("$/cancelRequest", CancelParams, Empty, served_by_transport, "Notification: cancels a running request, which is answered -32800.", lifecycle=True, notification=True),
+        Method("rpc.discover", Empty, DiscoverResult, partial(discover, table=table), "The OpenRPC document of this server.", lifecycle=True),
+    ]
