@@ -94,6 +94,21 @@ class Served:
         assert "error" not in reply, reply
         return reply["result"]
 
+    def settled(self, timeout: float = 10.0) -> bool:
+        """True when the server is alive and a fresh request's reply is the next frame it sends:
+        nothing left unread, nothing still in flight. A server shared between tests is handed on
+        only when this holds."""
+        if self.proc.poll() is not None:
+            return False
+        marker = f"settle-{os.getpid()}-{id(self)}-{self._next_id}"
+        self._next_id += 1
+        try:
+            self.send({"jsonrpc": "2.0", "id": marker, "method": "reminder/keys"})
+            reply = self.read(timeout)
+        except (OSError, ValueError, TimeoutError, EOFError):
+            return False
+        return isinstance(reply, dict) and reply.get("id") == marker and "result" in reply and not self._buffer
+
     def close(self, timeout: float = 10.0) -> int:
         if self.proc.stdin and not self.proc.stdin.closed:
             self.proc.stdin.close()
@@ -121,6 +136,65 @@ def served() -> Iterator[Served]:
 
 
 TEST_SERVER = [sys.executable, str(ROOT / "tests" / "support" / "serve_with_test_methods.py")]
+
+
+def _key(args: tuple[str, ...], env: dict[str, str] | None, test_methods: bool, tag: str) -> tuple[Any, ...]:
+    return (args, tuple(sorted((env or {}).items())), test_methods, tag)
+
+
+@pytest.fixture(scope="module")
+def _module_servers() -> Iterator[dict[tuple[Any, ...], Served]]:
+    """The servers `shared_spawn` hands out, one per configuration, closed with the module."""
+    pool: dict[tuple[Any, ...], Served] = {}
+    yield pool
+    for server in pool.values():
+        server.close()
+
+
+@pytest.fixture
+def shared_spawn(_module_servers: dict[tuple[Any, ...], Served]) -> Iterator[Any]:
+    """Factory for a server shared by the test module's stateless wire checks, one per set of
+    arguments / environment (started on first use).
+
+    Only for tests that leave no state behind that another test could see: no `initialize`
+    (but see `tag`), `shutdown`/`exit`, `providers/register`, config change, subscription or
+    stderr reading, and a session id of the test's own where a method keeps per-session state. Such tests take
+    `served`/`spawn`, a process of their own. After each test the server must answer a fresh
+    request with nothing else unread or in flight; otherwise it is closed and the next test
+    gets a new one, so a failing test cannot leak frames into the next.
+
+    `tag` names servers that differ only in what the tests do to them once (e.g. initialize with
+    some offset unit): every test taking that tag wants the same set-up, and the caller does it
+    when the server is new (a fresh `Served` has none of the caller's attributes)."""
+    used: list[tuple[tuple[Any, ...], Served]] = []
+
+    def make(*args: str, env: dict[str, str] | None = None, test_methods: bool = False, tag: str = "") -> Served:
+        key = _key(args, env, test_methods, tag)
+        server = _module_servers.get(key)
+        if server is None or server.proc.poll() is not None:
+            server = _module_servers[key] = Served(*args, env=env, argv=TEST_SERVER if test_methods else None)
+            # Handed out once it answers: a test timing its requests never times the start.
+            assert server.settled(timeout=30.0), server.stderr_text()
+        used.append((key, server))
+        return server
+
+    yield make
+    for key, server in used:
+        if _module_servers.get(key) is server and not server.settled():
+            del _module_servers[key]
+            server.close(timeout=2.0)
+
+
+@pytest.fixture
+def shared_served(shared_spawn: Any) -> Served:
+    """A plain `promptd serve` shared by the module's stateless wire checks (see `shared_spawn`)."""
+    return shared_spawn()
+
+
+@pytest.fixture
+def shared_testserver(shared_spawn: Any) -> Served:
+    """`testserver`'s test methods on a server shared by the module's stateless checks."""
+    return shared_spawn(test_methods=True)
 
 
 @pytest.fixture

@@ -50,8 +50,8 @@ def quiet(spawn, tmp_path):
     return spawn(env=env)
 
 
-def test_nothing_registered_and_no_session_data_gives_no_block(served):
-    result = assemble(served)
+def test_nothing_registered_and_no_session_data_gives_no_block(shared_served):
+    result = assemble(shared_served)
     assert result["text"] == "" and result["body"] == "" and result["skipped"] == []
 
 
@@ -231,7 +231,7 @@ def test_session_facts_are_delivered_once_and_again_only_when_they_change(spawn,
     assert [f["key"] for f in third["fragments"]] == ["session.date"] and "2026-11-30" in third["body"]
 
 
-def test_project_memory_is_read_from_the_working_directory_up_to_the_repository_root(served, tmp_path):
+def test_project_memory_is_read_from_the_working_directory_up_to_the_repository_root(shared_served, tmp_path):
     repo = tmp_path / "repo"
     nested = repo / "pkg" / "sub"
     nested.mkdir(parents=True)
@@ -239,18 +239,18 @@ def test_project_memory_is_read_from_the_working_directory_up_to_the_repository_
     (tmp_path / "AGENTS.md").write_text("OUTSIDE THE REPO")
     (repo / "AGENTS.md").write_text("repo rules")
     (nested / "CLAUDE.md").write_text("sub rules")
-    served.call("session/update", {"session": "m", "cwd": str(nested)})
-    body = assemble(served, session="m")["body"]
+    shared_served.call("session/update", {"session": "m", "cwd": str(nested)})
+    body = assemble(shared_served, session="m")["body"]
     assert "repo rules" in body and "sub rules" in body and "OUTSIDE THE REPO" not in body
     assert body.index("repo rules") < body.index("sub rules")
 
 
-def test_file_modified_notices_are_delivered_until_the_turn_completes(served):
-    served.call("session/update", {"session": "f", "modified_files": ["src/a.py", "src/b.py"]})
-    assert "src/a.py" in assemble(served, session="f")["body"]
-    assert "src/a.py" in assemble(served, session="f")["body"]
-    served.call("turn/complete", {"session": "f"})
-    assert assemble(served, session="f")["text"] == ""
+def test_file_modified_notices_are_delivered_until_the_turn_completes(shared_served):
+    shared_served.call("session/update", {"session": "f", "modified_files": ["src/a.py", "src/b.py"]})
+    assert "src/a.py" in assemble(shared_served, session="f")["body"]
+    assert "src/a.py" in assemble(shared_served, session="f")["body"]
+    shared_served.call("turn/complete", {"session": "f"})
+    assert assemble(shared_served, session="f")["text"] == ""
 
 
 def test_host_providers_are_asked_over_provider_produce(spawn):
@@ -450,14 +450,14 @@ def test_relative_paths_without_a_session_directory_are_missing_not_read_from_pr
     assert skipped(assemble(quiet)) == {"rel": "missing"}
 
 
-def test_a_huge_file_report_is_linear_and_keeps_the_newest(served):
+def test_a_huge_file_report_is_linear_and_keeps_the_newest(shared_served):
     from promptd.methods.assembly import MAX_MODIFIED_FILES
 
     paths = [f"src/file_{n}.py" for n in range(40_000)]
     started = time.monotonic()
-    served.call("session/update", {"session": "big", "modified_files": paths})
+    shared_served.call("session/update", {"session": "big", "modified_files": paths})
     assert time.monotonic() - started < 3
-    body = assemble(served, session="big", budget=100_000)["body"]
+    body = assemble(shared_served, session="big", budget=100_000)["body"]
     assert paths[-1] in body and paths[-MAX_MODIFIED_FILES - 1] not in body
 
 

@@ -50,16 +50,21 @@ class InProcess:
 
 
 class OverTheWire:
-    def __init__(self, unit: str | None) -> None:
-        self.server = Served()
-        params = {} if unit is None else {"offset_unit": unit}
-        self.init = self.server.call("initialize", params)
+    """A server initialized with the unit, shared by the module's tests of that unit (they only
+    read offsets); `initialize` runs once, when the server is new."""
+
+    def __init__(self, unit: str | None, server: Served) -> None:
+        self.server = server
+        if not hasattr(server, "initialized"):
+            params = {} if unit is None else {"offset_unit": unit}
+            server.initialized = server.call("initialize", params)
+        self.init = server.initialized
 
     def call(self, method, params):
         return self.server.call(method, params)
 
     def close(self):
-        self.server.close()
+        pass  # the module's shared servers close with the module
 
 
 @pytest.fixture(params=["in_process", "wire"])
@@ -67,7 +72,10 @@ def door_for(request):
     made = []
 
     def make(unit):
-        door = InProcess(unit) if request.param == "in_process" else OverTheWire(unit)
+        if request.param == "in_process":
+            door = InProcess(unit)
+        else:
+            door = OverTheWire(unit, request.getfixturevalue("shared_spawn")(tag=f"offset_unit={unit}"))
         made.append(door)
         return door
 

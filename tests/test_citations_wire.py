@@ -22,34 +22,34 @@ CALLS = [
 ]
 
 
-def test_citation_methods_answer_the_same_over_the_wire_and_in_process(served):
+def test_citation_methods_answer_the_same_over_the_wire_and_in_process(shared_served):
     for method, params in CALLS:
-        assert served.call(method, params) == call_in_process(method, params), method
+        assert shared_served.call(method, params) == call_in_process(method, params), method
 
 
-def test_parse_over_the_wire_reports_segments_and_the_pending_marker(served):
-    result = served.call("citation/parse", {"text": TEXT})
+def test_parse_over_the_wire_reports_segments_and_the_pending_marker(shared_served):
+    result = shared_served.call("citation/parse", {"text": TEXT})
     assert result["pending"] == "[[cite:t0"
     citations = [(s["form"], s["ids"]) for s in result["segments"] if s["type"] == "citation"]
     assert citations == [("ascii", ["n1"]), ("pua", ["w1", "n1"]), ("object", ["w1"])]
     assert "".join(s["text"] for s in result["segments"]) + result["pending"] == TEXT
 
 
-def test_a_stream_parsed_over_the_wire_chunk_by_chunk_shows_the_whole(served):
+def test_a_stream_parsed_over_the_wire_chunk_by_chunk_shows_the_whole(shared_served):
     carried, shown = "", []
     for cut in range(0, len(TEXT), 7):
         chunk = TEXT[cut : cut + 7]
-        result = served.call("citation/parse", {"text": carried + chunk})
+        result = shared_served.call("citation/parse", {"text": carried + chunk})
         shown.extend((s["type"], s["text"]) for s in result["segments"])
         carried = result["pending"] or ""
-    whole = served.call("citation/parse", {"text": TEXT})
+    whole = shared_served.call("citation/parse", {"text": TEXT})
     assert "".join(t for _, t in shown) == "".join(s["text"] for s in whole["segments"])
     assert [t for kind, t in shown if kind == "citation"] == [s["text"] for s in whole["segments"] if s["type"] == "citation"]
     assert carried == whole["pending"]
 
 
-def test_describe_over_the_wire(served):
-    assert served.call("citation/describe", {"url": "file:///C:/Users/kim/%E4%B8%AD%E6%96%87.pdf", "native_open": False}) == {
+def test_describe_over_the_wire(shared_served):
+    assert shared_served.call("citation/describe", {"url": "file:///C:/Users/kim/%E4%B8%AD%E6%96%87.pdf", "native_open": False}) == {
         "kind": "file",
         "label": "中文.pdf",
         "icon": "\U0001f4d5",
@@ -58,16 +58,16 @@ def test_describe_over_the_wire(served):
     }
 
 
-def test_export_over_the_wire_numbers_sources_and_ignores_extra_source_fields(served):
-    result = served.call("citation/export", {"text": TEXT, "sources": SOURCES})
+def test_export_over_the_wire_numbers_sources_and_ignores_extra_source_fields(shared_served):
+    result = shared_served.call("citation/export", {"text": TEXT, "sources": SOURCES})
     assert result["text"] == (
         "Per the notes [1] and [2, 1], see [2]. Then [[cite:t0\n\n"
         "Sources:\n[1] My Notes.md <file:///home/me/My%20Notes.md>\n[2] Example <https://www.example.org/a>"
     )
 
 
-def test_strip_over_the_wire(served):
-    assert served.call("citation/strip", {"text": "A [[cite:x]]. B"}) == {"text": "A. B", "removed": 1}
+def test_strip_over_the_wire(shared_served):
+    assert shared_served.call("citation/strip", {"text": "A [[cite:x]]. B"}) == {"text": "A. B", "removed": 1}
 
 
 @pytest.mark.parametrize(
@@ -83,8 +83,8 @@ def test_strip_over_the_wire(served):
         ("citation/strip", {"txt": "x"}),
     ],
 )
-def test_bad_params_are_invalid_params_over_the_wire_and_in_process(served, method, params):
-    reply = served.request(method, params)
+def test_bad_params_are_invalid_params_over_the_wire_and_in_process(shared_served, method, params):
+    reply = shared_served.request(method, params)
     assert reply["error"]["code"] == -32602
     assert reply["error"]["data"]["kind"] == "invalid_params"
     with pytest.raises(RpcFailure) as failure:
@@ -92,8 +92,8 @@ def test_bad_params_are_invalid_params_over_the_wire_and_in_process(served, meth
     assert (failure.value.code, failure.value.data["kind"]) == (-32602, "invalid_params")
 
 
-def test_a_large_text_is_parsed_over_the_wire_while_the_server_keeps_answering(served):
+def test_a_large_text_is_parsed_over_the_wire_while_the_server_keeps_answering(shared_served):
     big = ("word [[cite:t0_src_1, t0_src_2]] " * 30_000) + "end"
-    result = served.call("citation/strip", {"text": big}, timeout=30)
+    result = shared_served.call("citation/strip", {"text": big}, timeout=30)
     assert result["removed"] == 30_000
-    assert served.call("citation/describe", {"url": "https://a.org"})["label"] == "a.org"
+    assert shared_served.call("citation/describe", {"url": "https://a.org"})["label"] == "a.org"

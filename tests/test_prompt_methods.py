@@ -120,26 +120,26 @@ def test_render_lint_and_persist_over_a_spawned_server(served):
     assert served.call("prompt/persist", {"context": {"audience": "subagent", "role_summaries": ["x"]}})["context"]["role_summaries"] == []
 
 
-def test_errors_over_the_wire_carry_code_kind_and_field(served):
-    reply = served.request("prompt/render", {"context": {"version": 3}})
+def test_errors_over_the_wire_carry_code_kind_and_field(shared_served):
+    reply = shared_served.request("prompt/render", {"context": {"version": 3}})
     assert reply["error"]["code"] == -32023 and reply["error"]["data"]["kind"] == "invalid_context" and reply["error"]["data"]["field"] == "version"
-    reply = served.request("prompt/render", {"context": {"system_prompt": {"custom": "${{ self.__init__ }}"}}})
+    reply = shared_served.request("prompt/render", {"context": {"system_prompt": {"custom": "${{ self.__init__ }}"}}})
     assert reply["error"]["code"] == -32021 and reply["error"]["data"]["kind"] == "template_render"
-    reply = served.request("prompt/render", {"context": {"system_prompt": {"custom": "${% if %}"}}})
+    reply = shared_served.request("prompt/render", {"context": {"system_prompt": {"custom": "${% if %}"}}})
     assert reply["error"]["code"] == -32020 and reply["error"]["data"]["kind"] == "template_syntax"
-    assert served.call("prompt/render", {})["template"] == "primary"  # still serving
+    assert shared_served.call("prompt/render", {})["template"] == "primary"  # still serving
 
 
 @pytest.mark.parametrize(
     "custom",
     ["${{ ((((9**64)**64)**64)**64) }}", '${{ "%0300000000d"|format(1) }}', '${{ "x".ljust(300000000) }}'],
 )
-def test_a_template_building_a_huge_value_is_refused_at_once_and_the_server_keeps_serving(served, custom):
+def test_a_template_building_a_huge_value_is_refused_at_once_and_the_server_keeps_serving(shared_served, custom):
     started = time.perf_counter()
-    reply = served.request("prompt/render", {"context": {"system_prompt": {"custom": custom}}})
+    reply = shared_served.request("prompt/render", {"context": {"system_prompt": {"custom": custom}}})
     assert time.perf_counter() - started < 2.0
     assert reply["error"]["code"] == -32021 and reply["error"]["data"]["kind"] == "template_render" and reply["error"]["data"]["error"] == "security"
-    assert served.call("prompt/render", {})["template"] == "primary"
+    assert shared_served.call("prompt/render", {})["template"] == "primary"
 
 
 def test_a_wrong_vault_key_over_the_wire_is_vault_locked(spawn):

@@ -34,6 +34,8 @@ SLOW = 120.0
 class InProcess:
     """The in-process door, with one runtime (one nonce, one ledger) across calls, like one server."""
 
+    session = "s"
+
     def __init__(self, style: str = "pua") -> None:
         self.runtime = Runtime(Config().merged({"reminders": {"style": style}}))
 
@@ -47,6 +49,8 @@ class InProcess:
 
 
 class Wire:
+    session = "s"
+
     def __init__(self, server: Served) -> None:
         self.server = server
 
@@ -60,18 +64,38 @@ class Wire:
 
 
 @pytest.fixture(params=["in_process", "wire"])
-def door(request, served):
-    return InProcess() if request.param == "in_process" else Wire(served)
+def door(request):
+    """In-process, or over the module's shared server (started only for the wire case). Session
+    state is kept apart by a session id of the test's own."""
+    made = InProcess() if request.param == "in_process" else Wire(request.getfixturevalue("shared_served"))
+    made.session = request.node.name
+    return made
 
 
-@pytest.fixture(params=[(d, s) for s in STYLES for d in ("in_process", "wire")], ids=lambda p: f"{p[0]}-{p[1]}")
-def styled(request, spawn):
-    """A door in each reminder style: in-process with the style configured, or a server spawned
-    with PROMPTD_REMINDERS__STYLE."""
+STYLED = [(d, s) for s in STYLES for d in ("in_process", "wire")]
+
+
+def _styled(request, wire) -> Any:
     kind, style = request.param
-    door = InProcess(style) if kind == "in_process" else Wire(spawn(env={"PROMPTD_REMINDERS__STYLE": style}))
-    door.style = style
-    return door
+    made = InProcess(style) if kind == "in_process" else Wire(wire(env={"PROMPTD_REMINDERS__STYLE": style}))
+    made.style = style
+    made.session = request.node.name
+    return made
+
+
+@pytest.fixture(params=STYLED, ids=lambda p: f"{p[0]}-{p[1]}")
+def styled(request):
+    """A door in each reminder style: in-process with the style configured, or a server spawned
+    with PROMPTD_REMINDERS__STYLE, shared by the module's tests of that style (they keep no
+    process state apart from their own session's)."""
+    return _styled(request, request.getfixturevalue("shared_spawn") if request.param[0] == "wire" else None)
+
+
+@pytest.fixture(params=STYLED, ids=lambda p: f"{p[0]}-{p[1]}")
+def styled_own(request):
+    """`styled` with a server of the test's own, for a test that changes process state
+    (registers a provider)."""
+    return _styled(request, request.getfixturevalue("spawn") if request.param[0] == "wire" else None)
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -110,8 +134,8 @@ def assert_inert(door, text: str) -> None:
     assert door.call("reminder/strip", {"text": text}) == {"text": text}
 
 
-def compose(door, session: str = "s", **extra: Any) -> dict[str, Any]:
-    params = {"session": session, "user_message": "hi", "directives": ["Be brief."], "display_trigger": ["Read notes"]}
+def compose(door, session: str | None = None, **extra: Any) -> dict[str, Any]:
+    params = {"session": session or door.session, "user_message": "hi", "directives": ["Be brief."], "display_trigger": ["Read notes"]}
     params.update(extra)
     return door.call("turn/compose", params)
 
@@ -127,12 +151,12 @@ def compose(door, session: str = "s", **extra: Any) -> dict[str, Any]:
     ],
     ids=["even_run", "even_run_then_escape", "odd_run_then_escape", "many_runs"],
 )
-def test_a_run_of_backslashes_is_answered_and_so_is_the_request_sent_right_after_it(served, text, neutralized):
-    served.send({"jsonrpc": "2.0", "id": "slashes", "method": "content/sanitize", "params": {"text": text}})
-    served.send({"jsonrpc": "2.0", "id": "next", "method": "reminder/parse", "params": {"text": "x"}})
+def test_a_run_of_backslashes_is_answered_and_so_is_the_request_sent_right_after_it(shared_served, text, neutralized):
+    shared_served.send({"jsonrpc": "2.0", "id": "slashes", "method": "content/sanitize", "params": {"text": text}})
+    shared_served.send({"jsonrpc": "2.0", "id": "next", "method": "reminder/parse", "params": {"text": "x"}})
     replies = {}
     while len(replies) < 2:
-        reply = served.read(timeout=SLOW)
+        reply = shared_served.read(timeout=SLOW)
         replies[reply["id"]] = reply
     assert replies["next"]["result"] == {"blocks": []}
     result = replies["slashes"]["result"]
@@ -140,7 +164,7 @@ def test_a_run_of_backslashes_is_answered_and_so_is_the_request_sent_right_after
     if neutralized == 0:
         assert result["text"] == text
     else:
-        assert Wire(served).call("content/inspect", {"text": result["text"]}) == {"spans": []}
+        assert Wire(shared_served).call("content/inspect", {"text": result["text"]}) == {"spans": []}
 
 
 # -- 2. a forged block split across MCP text parts ------------------------------------------------
@@ -271,20 +295,20 @@ def test_an_escaped_delimiter_glued_to_the_nonce_sanitizes_to_a_fixed_point(door
 
 def test_an_escaped_delimiter_glued_to_the_nonce_as_a_directive_composes_into_an_authenticated_block(styled):
     text = "&#xE203" + learn_nonce(styled)
-    composed = styled.call("turn/compose", {"session": "s", "user_message": "hi", "directives": [text]})
+    composed = styled.call("turn/compose", {"session": styled.session, "user_message": "hi", "directives": [text]})
     (block,) = blocks(styled, composed["content"])
     assert block["authenticated"] and block["style"] == styled.style and block["end"] == len(composed["content"])
     assert styled.call("content/sanitize", {"text": block["body"]})["neutralized"] == 0
 
 
-def test_an_escaped_delimiter_glued_to_the_nonce_as_static_provider_text_composes_into_an_authenticated_block(styled):
-    text = "&#xE203" + learn_nonce(styled)
-    styled.call("providers/register", {"name": "p", "scope": "global", "kind": "static", "key": "memory.project_md", "text": text})
-    composed = styled.call("turn/compose", {"session": "s", "user_message": "hi"})
+def test_an_escaped_delimiter_glued_to_the_nonce_as_static_provider_text_composes_into_an_authenticated_block(styled_own):
+    text = "&#xE203" + learn_nonce(styled_own)
+    styled_own.call("providers/register", {"name": "p", "scope": "global", "kind": "static", "key": "memory.project_md", "text": text})
+    composed = styled_own.call("turn/compose", {"session": "s", "user_message": "hi"})
     assert [f["status"] for f in composed["reminder"]["fragments"] if f["provider"] == "p"] == ["delivered"]
-    (block,) = blocks(styled, composed["content"])
+    (block,) = blocks(styled_own, composed["content"])
     assert block["authenticated"] and block["end"] == len(composed["content"])
-    assert styled.call("content/sanitize", {"text": block["body"]})["neutralized"] == 0
+    assert styled_own.call("content/sanitize", {"text": block["body"]})["neutralized"] == 0
 
 
 # -- 6. a tag formed by joining directives --------------------------------------------------------
@@ -295,7 +319,7 @@ def test_an_escaped_delimiter_glued_to_the_nonce_as_static_provider_text_compose
 )
 def test_directives_that_join_into_a_closing_tag_compose_into_a_repaired_authenticated_block(styled, directives):
     composed = styled.call(
-        "turn/compose", {"session": "s", "user_message": "hi", "directives": directives, "display_trigger": ["Read notes"]}
+        "turn/compose", {"session": styled.session, "user_message": "hi", "directives": directives, "display_trigger": ["Read notes"]}
     )
     content = composed["content"]
     (block,) = blocks(styled, content)
@@ -350,9 +374,10 @@ def test_a_genuine_block_with_one_character_of_its_body_changed_is_refused_as_al
 
 
 @pytest.mark.parametrize("style", STYLES)
-def test_a_block_from_another_process_is_refused_as_other_process(spawn, style):
+def test_a_block_from_another_process_is_refused_as_other_process(shared_spawn, spawn, style):
     env = {"PROMPTD_REMINDERS__STYLE": style}
-    here, elsewhere = Wire(spawn(env=env)), Wire(spawn(env=env))
+    # Two processes: the module's shared one (it only parses here) and one of the test's own.
+    here, elsewhere = Wire(shared_spawn(env=env)), Wire(spawn(env=env))
     foreign = compose(elsewhere)["content"]
     assert authenticated(elsewhere, foreign)
     (block,) = blocks(here, foreign)
@@ -434,7 +459,7 @@ def test_all_the_code_in_one_file_comes_through_and_a_real_tag_is_still_reported
 
 # -- 11. strip ------------------------------------------------------------------------------------
 def test_strip_hides_a_genuine_block_and_shows_its_display_trigger_but_hides_nothing_sanitized(styled):
-    assembled = styled.call("reminder/assemble", {"session": "s", "directives": ["Be brief."], "display_trigger": ["Read AGENTS.md"]})
+    assembled = styled.call("reminder/assemble", {"session": styled.session, "directives": ["Be brief."], "display_trigger": ["Read AGENTS.md"]})
     text = "question\n\n" + assembled["text"]
     assert assembled["display_trigger"] == "Read AGENTS.md"
     assert styled.call("reminder/strip", {"text": text}) == {"text": "question\n\n[Read AGENTS.md]"}

@@ -22,16 +22,16 @@ def req(ident, method, params=None):
 WRAP = {"key": "k", "body": "b"}
 
 
-def test_invalid_json_is_a_parse_error_with_null_id_and_the_next_line_is_served(served):
-    served.send_raw(b'{"jsonrpc": "2.0", "id": 1,\n')
-    reply = served.read()
+def test_invalid_json_is_a_parse_error_with_null_id_and_the_next_line_is_served(shared_served):
+    shared_served.send_raw(b'{"jsonrpc": "2.0", "id": 1,\n')
+    reply = shared_served.read()
     assert reply["id"] is None and reply["error"]["code"] == PARSE
-    assert "result" in served.request("reminder/wrap", WRAP)
+    assert "result" in shared_served.request("reminder/wrap", WRAP)
 
 
-def test_invalid_utf8_is_a_parse_error(served):
-    served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"k","body":"\xff\xfe"}}\n')
-    reply = served.read()
+def test_invalid_utf8_is_a_parse_error(shared_served):
+    shared_served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"k","body":"\xff\xfe"}}\n')
+    reply = shared_served.read()
     assert reply["id"] is None and reply["error"]["code"] == PARSE
 
 
@@ -45,73 +45,73 @@ def test_invalid_utf8_is_a_parse_error(served):
         ({"jsonrpc": "2.0", "id": 1, "method": "reminder/wrap", "params": "text"}, "invalid_params_type"),
     ],
 )
-def test_malformed_requests_are_invalid_request(served, frame, kind):
-    served.send(frame)
-    reply = served.read()
+def test_malformed_requests_are_invalid_request(shared_served, frame, kind):
+    shared_served.send(frame)
+    reply = shared_served.read()
     assert reply["error"]["code"] == INVALID
     assert reply["error"]["data"]["kind"] == kind
 
 
-def test_a_non_object_message_is_invalid_request(served):
-    served.send(42)
-    reply = served.read()
+def test_a_non_object_message_is_invalid_request(shared_served):
+    shared_served.send(42)
+    reply = shared_served.read()
     assert reply == {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID, "message": "Invalid Request", "data": {"kind": "not_an_object"}}}
 
 
 @pytest.mark.parametrize("ident", ["abc", "", 0, -7, 2**63 - 1, -(2**63)])
-def test_string_and_integer_ids_are_echoed_exactly(served, ident):
-    served.send(req(ident, "reminder/wrap", WRAP))
-    reply = served.read()
+def test_string_and_integer_ids_are_echoed_exactly(shared_served, ident):
+    shared_served.send(req(ident, "reminder/wrap", WRAP))
+    reply = shared_served.read()
     assert reply["id"] == ident and "result" in reply
 
 
 @pytest.mark.parametrize("ident", [None, 1.5, True, False, {"a": 1}, [1]])
-def test_null_fractional_boolean_and_structured_ids_are_refused(served, ident):
-    served.send(req(ident, "reminder/wrap", WRAP))
-    reply = served.read()
+def test_null_fractional_boolean_and_structured_ids_are_refused(shared_served, ident):
+    shared_served.send(req(ident, "reminder/wrap", WRAP))
+    reply = shared_served.read()
     assert reply["id"] is None
     assert reply["error"]["code"] == INVALID and reply["error"]["data"]["kind"] == "invalid_id"
 
 
-def test_an_id_beyond_64_bits_is_refused_and_a_big_integer_in_params_is_not_a_crash(served):
-    served.send_raw(b'{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"reminder/keys"}\n')
-    assert served.read()["error"]["code"] == INVALID
-    served.send_raw(b'{"jsonrpc":"2.0","id":2,"method":"reminder/wrap","params":{"key":"k","body":"b","nonce":123456789012345678901234567890}}\n')
-    assert served.read()["error"]["code"] == PARAMS
-    assert "result" in served.request("reminder/keys")
+def test_an_id_beyond_64_bits_is_refused_and_a_big_integer_in_params_is_not_a_crash(shared_served):
+    shared_served.send_raw(b'{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"reminder/keys"}\n')
+    assert shared_served.read()["error"]["code"] == INVALID
+    shared_served.send_raw(b'{"jsonrpc":"2.0","id":2,"method":"reminder/wrap","params":{"key":"k","body":"b","nonce":123456789012345678901234567890}}\n')
+    assert shared_served.read()["error"]["code"] == PARAMS
+    assert "result" in shared_served.request("reminder/keys")
 
 
-def test_json_nested_ten_thousand_deep_is_refused_without_a_crash(served):
-    served.send_raw(b"[" * 10_000 + b"]" * 10_000 + b"\n")
-    reply = served.read()
+def test_json_nested_ten_thousand_deep_is_refused_without_a_crash(shared_served):
+    shared_served.send_raw(b"[" * 10_000 + b"]" * 10_000 + b"\n")
+    reply = shared_served.read()
     assert reply["error"]["code"] == INVALID and reply["error"]["data"]["kind"] == "too_deep"
-    served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"k","body":' + b"[" * 10_000 + b"]" * 10_000 + b"}}\n")
-    assert served.read()["error"]["code"] == INVALID
-    assert "result" in served.request("reminder/keys")
+    shared_served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"k","body":' + b"[" * 10_000 + b"]" * 10_000 + b"}}\n")
+    assert shared_served.read()["error"]["code"] == INVALID
+    assert "result" in shared_served.request("reminder/keys")
 
 
-def test_an_escaped_lone_surrogate_becomes_a_replacement_character(served):
-    served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"k","body":"a\\ud800b"}}\n')
-    assert served.read()["result"]["text"] == '<system-reminder key="k">\na\ufffdb\n</system-reminder>'
+def test_an_escaped_lone_surrogate_becomes_a_replacement_character(shared_served):
+    shared_served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"k","body":"a\\ud800b"}}\n')
+    assert shared_served.read()["result"]["text"] == '<system-reminder key="k">\na\ufffdb\n</system-reminder>'
 
 
-def test_duplicate_keys_take_the_last_value(served):
-    served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"first","key":"last","body":""}}\n')
-    assert served.read()["result"]["text"].startswith('<system-reminder key="last">')
+def test_duplicate_keys_take_the_last_value(shared_served):
+    shared_served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"first","key":"last","body":""}}\n')
+    assert shared_served.read()["result"]["text"].startswith('<system-reminder key="last">')
 
 
-def test_a_trailing_carriage_return_and_blank_lines_are_tolerated(served):
-    served.send_raw(b'\n\r\n{"jsonrpc":"2.0","id":1,"method":"reminder/keys"}\r\n')
-    assert served.read()["id"] == 1
+def test_a_trailing_carriage_return_and_blank_lines_are_tolerated(shared_served):
+    shared_served.send_raw(b'\n\r\n{"jsonrpc":"2.0","id":1,"method":"reminder/keys"}\r\n')
+    assert shared_served.read()["id"] == 1
 
 
-def test_unknown_method_is_method_not_found(served):
-    reply = served.request("no/such")
+def test_unknown_method_is_method_not_found(shared_served):
+    reply = shared_served.request("no/such")
     assert reply["error"]["code"] == NOT_FOUND and reply["error"]["data"]["kind"] == "method_not_found"
 
 
-def test_invalid_params_name_the_fields_without_echoing_input(served):
-    reply = served.request("reminder/wrap", {"key": 5, "bodyy": "secret-body-text"})
+def test_invalid_params_name_the_fields_without_echoing_input(shared_served):
+    reply = shared_served.request("reminder/wrap", {"key": 5, "bodyy": "secret-body-text"})
     error = reply["error"]
     assert error["code"] == PARAMS and error["data"]["kind"] == "invalid_params"
     fields = {e["field"] for e in error["data"]["errors"]}
@@ -119,8 +119,8 @@ def test_invalid_params_name_the_fields_without_echoing_input(served):
     assert "secret-body-text" not in json.dumps(reply)
 
 
-def test_positional_params_are_invalid_params(served):
-    reply = served.request("reminder/wrap", ["k", "b"])
+def test_positional_params_are_invalid_params(shared_served):
+    reply = shared_served.request("reminder/wrap", ["k", "b"])
     assert reply["error"]["code"] == PARAMS and reply["error"]["data"]["kind"] == "positional_params"
 
 
@@ -136,22 +136,22 @@ def test_an_unexpected_failure_is_internal_error_without_details_and_the_traceba
 # ---- batches -----------------------------------------------------------------------------
 
 
-def test_an_empty_batch_is_one_invalid_request(served):
-    served.send([])
-    reply = served.read()
+def test_an_empty_batch_is_one_invalid_request(shared_served):
+    shared_served.send([])
+    reply = shared_served.read()
     assert isinstance(reply, dict) and reply["error"]["code"] == INVALID
 
 
-def test_a_batch_of_non_objects_gets_one_error_each(served):
-    served.send([1, 2, 3])
-    reply = served.read()
+def test_a_batch_of_non_objects_gets_one_error_each(shared_served):
+    shared_served.send([1, 2, 3])
+    reply = shared_served.read()
     assert isinstance(reply, list) and len(reply) == 3
     assert all(r["error"]["code"] == INVALID and r["id"] is None for r in reply)
 
 
-def test_a_mixed_batch_answers_requests_and_errors_but_not_notifications(served):
-    served.send([req(1, "reminder/wrap", WRAP), {"jsonrpc": "2.0", "method": "reminder/keys"}, 7, req(2, "no/such")])
-    reply = served.read()
+def test_a_mixed_batch_answers_requests_and_errors_but_not_notifications(shared_served):
+    shared_served.send([req(1, "reminder/wrap", WRAP), {"jsonrpc": "2.0", "method": "reminder/keys"}, 7, req(2, "no/such")])
+    reply = shared_served.read()
     assert isinstance(reply, list)
     by_id = {r["id"]: r for r in reply if r["id"] is not None}
     assert "result" in by_id[1] and by_id[2]["error"]["code"] == NOT_FOUND
@@ -159,17 +159,17 @@ def test_a_mixed_batch_answers_requests_and_errors_but_not_notifications(served)
     assert len(reply) == 3
 
 
-def test_an_all_notification_batch_gets_no_reply_at_all(served):
-    served.send([{"jsonrpc": "2.0", "method": "reminder/keys"}, {"jsonrpc": "2.0", "method": "reminder/wrap", "params": WRAP}])
-    served.send(req("after", "reminder/keys"))
-    assert served.read()["id"] == "after"
+def test_an_all_notification_batch_gets_no_reply_at_all(shared_served):
+    shared_served.send([{"jsonrpc": "2.0", "method": "reminder/keys"}, {"jsonrpc": "2.0", "method": "reminder/wrap", "params": WRAP}])
+    shared_served.send(req("after", "reminder/keys"))
+    assert shared_served.read()["id"] == "after"
 
 
-def test_notifications_are_never_answered_even_when_they_fail(served):
-    served.send({"jsonrpc": "2.0", "method": "reminder/wrap", "params": {"key": "bad key", "body": ""}})
-    served.send({"jsonrpc": "2.0", "method": "no/such"})
-    served.send(req("after", "reminder/keys"))
-    assert served.read()["id"] == "after"
+def test_notifications_are_never_answered_even_when_they_fail(shared_served):
+    shared_served.send({"jsonrpc": "2.0", "method": "reminder/wrap", "params": {"key": "bad key", "body": ""}})
+    shared_served.send({"jsonrpc": "2.0", "method": "no/such"})
+    shared_served.send(req("after", "reminder/keys"))
+    assert shared_served.read()["id"] == "after"
 
 
 # ---- size limit ---------------------------------------------------------------------------
@@ -189,38 +189,38 @@ def test_a_line_over_the_limit_is_answered_and_the_next_line_is_served(spawn):
 # ---- concurrency, cancellation, ids ----------------------------------------------------
 
 
-def test_requests_run_concurrently_and_answers_come_out_of_order(testserver):
-    testserver.send(req("slow", "test/sleep", {"ms": 600}))
-    testserver.send(req("fast", "test/sleep", {"ms": 10}))
+def test_requests_run_concurrently_and_answers_come_out_of_order(shared_testserver):
+    shared_testserver.send(req("slow", "test/sleep", {"ms": 600}))
+    shared_testserver.send(req("fast", "test/sleep", {"ms": 10}))
     started = time.monotonic()
-    first, second = testserver.read(), testserver.read()
+    first, second = shared_testserver.read(), shared_testserver.read()
     assert (first["id"], second["id"]) == ("fast", "slow")
     assert time.monotonic() - started < 1.5
 
 
-def test_a_cancelled_request_is_answered_request_cancelled(testserver):
-    testserver.send(req(9, "test/sleep", {"ms": 10_000}))
+def test_a_cancelled_request_is_answered_request_cancelled(shared_testserver):
+    shared_testserver.send(req(9, "test/sleep", {"ms": 10_000}))
     time.sleep(0.1)
-    testserver.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 9}})
-    reply = testserver.read(timeout=3)
+    shared_testserver.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 9}})
+    reply = shared_testserver.read(timeout=3)
     assert reply["id"] == 9 and reply["error"]["code"] == CANCELLED
 
 
-def test_cancelling_an_unknown_id_is_ignored(testserver):
-    testserver.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "nope"}})
-    assert testserver.call("reminder/keys")
+def test_cancelling_an_unknown_id_is_ignored(shared_testserver):
+    shared_testserver.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "nope"}})
+    assert shared_testserver.call("reminder/keys")
 
 
-def test_a_reused_in_flight_id_is_refused_and_the_original_still_answered(testserver):
-    testserver.send(req(5, "test/sleep", {"ms": 400, "tag": "original"}))
+def test_a_reused_in_flight_id_is_refused_and_the_original_still_answered(shared_testserver):
+    shared_testserver.send(req(5, "test/sleep", {"ms": 400, "tag": "original"}))
     time.sleep(0.05)
-    testserver.send(req(5, "test/sleep", {"ms": 0, "tag": "copy"}))
-    duplicate = testserver.read()
+    shared_testserver.send(req(5, "test/sleep", {"ms": 0, "tag": "copy"}))
+    duplicate = shared_testserver.read()
     assert duplicate["id"] is None and duplicate["error"]["data"] == {"kind": "duplicate_id", "id": 5}
-    assert testserver.read()["result"]["tag"] == "original"
+    assert shared_testserver.read()["result"]["tag"] == "original"
     # Once answered, the id may be used again.
-    testserver.send(req(5, "test/sleep", {"ms": 0, "tag": "again"}))
-    assert testserver.read()["result"]["tag"] == "again"
+    shared_testserver.send(req(5, "test/sleep", {"ms": 0, "tag": "again"}))
+    assert shared_testserver.read()["result"]["tag"] == "again"
 
 
 # ---- lifecycle --------------------------------------------------------------------------
@@ -243,10 +243,10 @@ def test_initialize_with_invalid_config_is_an_error_and_changes_nothing(served):
     assert served.call("initialize", {})
 
 
-def test_rpc_discover_returns_the_committed_openrpc_document(served):
+def test_rpc_discover_returns_the_committed_openrpc_document(shared_served):
     from conftest import ROOT
 
-    assert served.call("rpc.discover") == json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))
+    assert shared_served.call("rpc.discover") == json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))
 
 
 def test_shutdown_drains_then_refuses_and_exit_ends_with_zero(testserver):
@@ -305,42 +305,42 @@ def test_a_handler_printing_to_stdout_and_a_child_doing_so_do_not_corrupt_the_st
     assert testserver.stderr_text().count("NOT A FRAME") == 2
 
 
-def test_the_server_can_call_the_client_and_await_its_answer(testserver):
-    testserver.send(req(1, "test/ask_client", {"timeout_ms": 3000}))
-    question = testserver.read()
+def test_the_server_can_call_the_client_and_await_its_answer(shared_testserver):
+    shared_testserver.send(req(1, "test/ask_client", {"timeout_ms": 3000}))
+    question = shared_testserver.read()
     assert question["method"] == "test/question" and question["id"].startswith("promptd-")
-    testserver.send({"jsonrpc": "2.0", "id": question["id"], "result": {"a": 42}})
-    assert testserver.read()["result"] == {"answer": {"a": 42}, "failure": None}
+    shared_testserver.send({"jsonrpc": "2.0", "id": question["id"], "result": {"a": 42}})
+    assert shared_testserver.read()["result"] == {"answer": {"a": 42}, "failure": None}
 
 
-def test_a_client_error_reply_reaches_the_handler(testserver):
-    testserver.send(req(1, "test/ask_client", {"timeout_ms": 3000}))
-    question = testserver.read()
-    testserver.send({"jsonrpc": "2.0", "id": question["id"], "error": {"code": 1, "message": "no"}})
-    assert testserver.read()["result"]["failure"] == "ClientError"
+def test_a_client_error_reply_reaches_the_handler(shared_testserver):
+    shared_testserver.send(req(1, "test/ask_client", {"timeout_ms": 3000}))
+    question = shared_testserver.read()
+    shared_testserver.send({"jsonrpc": "2.0", "id": question["id"], "error": {"code": 1, "message": "no"}})
+    assert shared_testserver.read()["result"]["failure"] == "ClientError"
 
 
-def test_a_late_client_answer_is_discarded_and_the_server_cancels_what_it_stopped_waiting_for(testserver):
-    testserver.send(req(1, "test/ask_client", {"timeout_ms": 100}))
-    question = testserver.read()
-    cancel = testserver.read()
+def test_a_late_client_answer_is_discarded_and_the_server_cancels_what_it_stopped_waiting_for(shared_testserver):
+    shared_testserver.send(req(1, "test/ask_client", {"timeout_ms": 100}))
+    question = shared_testserver.read()
+    cancel = shared_testserver.read()
     assert cancel == {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": question["id"]}}
-    assert testserver.read()["result"]["failure"] == "timeout"
-    testserver.send({"jsonrpc": "2.0", "id": question["id"], "result": "too late"})
-    testserver.send({"jsonrpc": "2.0", "id": "never-asked", "result": 1})
-    assert testserver.call("reminder/keys")
+    assert shared_testserver.read()["result"]["failure"] == "timeout"
+    shared_testserver.send({"jsonrpc": "2.0", "id": question["id"], "result": "too late"})
+    shared_testserver.send({"jsonrpc": "2.0", "id": "never-asked", "result": 1})
+    assert shared_testserver.call("reminder/keys")
 
 
-def test_a_client_that_reads_slowly_gets_every_frame_whole_and_in_order(served):
+def test_a_client_that_reads_slowly_gets_every_frame_whole_and_in_order(shared_served):
     # Enough pipelined answers to fill the pipe, so the writer thread's backlog path and direct
     # writes from the loop take turns.
     count = 3000
     body = "y" * 500
-    served.send_raw(b"".join(json.dumps(req(n, "reminder/wrap", {"key": "k", "body": body})).encode() + b"\n" for n in range(count)))
+    shared_served.send_raw(b"".join(json.dumps(req(n, "reminder/wrap", {"key": "k", "body": body})).encode() + b"\n" for n in range(count)))
     time.sleep(0.5)
     seen = []
     for _ in range(count):
-        frame = served.read()
+        frame = shared_served.read()
         assert frame["result"]["text"] == f'<system-reminder key="k">\n{body}\n</system-reminder>'
         seen.append(frame["id"])
     assert sorted(seen) == list(range(count))
@@ -385,13 +385,13 @@ def test_two_shutdowns_in_one_chunk_do_not_wait_for_each_other(served):
     assert served.proc.wait(5) == 0
 
 
-def test_a_line_that_breaks_the_read_path_is_answered_and_the_next_one_served(served):
+def test_a_line_that_breaks_the_read_path_is_answered_and_the_next_one_served(shared_served):
     # Deep enough to exhaust the stdlib parser's stack, and with a lone surrogate so that parser runs.
     deep = b'{"jsonrpc":"2.0","id":1,"method":"reminder/keys","params":{"a":"\\ud800","b":' + b"[" * 1000 + b"]" * 1000 + b"}}\n"
-    served.send_raw(deep + json.dumps(req(2, "reminder/keys")).encode() + b"\n")
-    first = served.read()
+    shared_served.send_raw(deep + json.dumps(req(2, "reminder/keys")).encode() + b"\n")
+    first = shared_served.read()
     assert first["id"] is None and first["error"]["code"] == INVALID
-    assert served.read()["id"] == 2
+    assert shared_served.read()["id"] == 2
 
 
 def test_the_writer_reports_congestion_and_room_again(monkeypatch):

@@ -4,6 +4,8 @@ still accepted, and the nudged continuation of one prompt. In-process and over a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import Served, call_in_process
@@ -33,8 +35,8 @@ class InProcess:
 class OverTheWire:
     def __init__(self, server: Served, config: dict | None = None) -> None:
         self.server = server
-        if config:
-            server.call("initialize", {"config": config})
+        if config and not hasattr(server, "initialized"):
+            server.initialized = server.call("initialize", {"config": config})
 
     def call(self, method, params):
         return self.server.call(method, params)
@@ -45,9 +47,19 @@ class OverTheWire:
 
 
 @pytest.fixture(params=["in_process", "wire"])
-def door_for(request, spawn):
+def door_for(request):
+    """In-process, or over a server shared by the module's tests of the same config (initialized
+    once, when new; started only for the wire case). Gate state is per session: each test has a
+    session id of its own."""
+
     def make(config: dict | None = None):
-        return InProcess(config) if request.param == "in_process" else OverTheWire(spawn(), config)
+        if request.param == "in_process":
+            door = InProcess(config)
+        else:
+            server = request.getfixturevalue("shared_spawn")(tag=json.dumps(config, sort_keys=True))
+            door = OverTheWire(server, config)
+        door.session = request.node.name
+        return door
 
     return make
 
@@ -56,7 +68,7 @@ ON = {"todo_gate": {"enabled": True}}
 
 
 def gate(door, todos, called=False, prompt_id="p", **extra):
-    params = {"session": "s", "prompt_id": prompt_id, "todos": todos, "last_step_called_tool": called, **extra}
+    params = {"session": door.session, "prompt_id": prompt_id, "todos": todos, "last_step_called_tool": called, **extra}
     return door.call("todo/gate", params)
 
 
@@ -117,7 +129,7 @@ def test_a_nudged_prompt_continues_under_the_same_prompt_id_until_the_cap(door_f
     assert (third["decision"], third["reason"], third["exhausted"], third["fires"]) == ("continue", "exhausted", True, 2)
     assert third["notice"] and third["reminder"] is None
     # The whole prompt is answered: one turn/complete, with every tool the prompt called.
-    assert door.call("turn/complete", {"session": "s", "tools_called": ["read_file", "todo_write"]}) == {}
+    assert door.call("turn/complete", {"session": door.session, "tools_called": ["read_file", "todo_write"]}) == {}
     # The next user prompt has a fresh count.
     assert gate(door, PENDING, prompt_id="p2")["fires"] == 1
 
@@ -127,23 +139,23 @@ def test_a_nudged_prompt_continues_under_the_same_prompt_id_until_the_cap(door_f
 
 def test_the_01_names_are_still_accepted(door_for):
     door = door_for(ON)
-    old = door.call("todo/gate", {"session": "s", "prompt_id": "p", "todos": PENDING, "tool_called": True})
+    old = door.call("todo/gate", {"session": door.session, "prompt_id": "p", "todos": PENDING, "tool_called": True})
     assert old["reason"] == "tool_call"
-    old = door.call("todo/gate", {"session": "s", "prompt_id": "p", "todos": PENDING, "tool_called": False})
+    old = door.call("todo/gate", {"session": door.session, "prompt_id": "p", "todos": PENDING, "tool_called": False})
     assert old["reason"] == "open_todos"
-    assert door.call("turn/complete", {"session": "s", "tool_calls": ["read_file"]}) == {}
+    assert door.call("turn/complete", {"session": door.session, "tool_calls": ["read_file"]}) == {}
 
 
 def test_both_spellings_at_once_are_refused(door_for):
     door = door_for(ON)
-    both = {"session": "s", "prompt_id": "p", "todos": PENDING, "tool_called": False, "last_step_called_tool": False}
+    both = {"session": door.session, "prompt_id": "p", "todos": PENDING, "tool_called": False, "last_step_called_tool": False}
     assert door.error("todo/gate", both) == (-32602, "invalid_params")
-    assert door.error("turn/complete", {"session": "s", "tool_calls": [], "tools_called": []}) == (-32602, "invalid_params")
+    assert door.error("turn/complete", {"session": door.session, "tool_calls": [], "tools_called": []}) == (-32602, "invalid_params")
 
 
 def test_the_flag_is_required(door_for):
     door = door_for(ON)
-    assert door.error("todo/gate", {"session": "s", "prompt_id": "p", "todos": PENDING}) == (-32602, "invalid_params")
+    assert door.error("todo/gate", {"session": door.session, "prompt_id": "p", "todos": PENDING}) == (-32602, "invalid_params")
 
 
 @pytest.mark.parametrize("name", ["tools_called", "tool_calls"])
