@@ -87,7 +87,7 @@ def sanitize_parts(parts: Sequence[str], nonce: str | None = None) -> tuple[list
             count += removed
     if nonce:
         joined = "".join(cleaned)
-        edits = [(m.start(), m.start(), m.end(), NONCE_TEXT) for m in re.finditer(re.escape(nonce), joined, re.IGNORECASE)]
+        edits = [(start, start, start + len(nonce), NONCE_TEXT) for start in nonce_copies(joined, nonce)]
         if edits:
             cleaned = _apply(cleaned, edits)
             count += len(edits)
@@ -103,11 +103,27 @@ def sanitize_parts(parts: Sequence[str], nonce: str | None = None) -> tuple[list
     return cleaned, count
 
 
+def nonce_copies(text: str, nonce: str) -> list[int]:
+    """Where copies of `nonce` start in `text`, in any letter case, without overlaps.
+
+    A case-insensitive regular expression reads character by character; for ASCII text (where
+    lower-casing keeps every offset) a plain search of the lower-cased text runs at memchr speed."""
+    if not text.isascii():
+        return [m.start() for m in re.finditer(re.escape(nonce), text, re.IGNORECASE)]
+    lowered, needle = text.lower(), nonce.lower()
+    found = []
+    at = lowered.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = lowered.find(needle, at + len(needle))
+    return found
+
+
 def inspect(text: str, nonce: str | None = None) -> list[Span]:
     """What `sanitize` would neutralize in `text`, without editing it (offsets into `text`)."""
     spans = [Span(m.start(), m.end(), "tag_characters") for m in _TAG_CHARACTERS.finditer(text)] if has_astral(text) else []
     if nonce:
-        spans += [Span(m.start(), m.end(), "nonce") for m in re.finditer(re.escape(nonce), text, re.IGNORECASE)]
+        spans += [Span(start, start + len(nonce), "nonce") for start in nonce_copies(text, nonce)]
     for hit in scan(text):
         # A tag's span runs from its bracket to the start of its name; for a delimiter, the escape.
         end = hit.name if hit.kind == "tag" else hit.end
