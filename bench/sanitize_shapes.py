@@ -123,6 +123,10 @@ def best(fn: Callable[[], object], repeat: int = 3) -> float:
     return min(times)
 
 
+def _versus(rate: float, baseline: float) -> str:
+    return f"{baseline / rate:,.1f}x slower" if rate < baseline else f"{rate / baseline:,.1f}x faster"
+
+
 def section() -> list[str]:
     sys.path.insert(0, str(ROOT / "src"))
     from promptd.reminders.sanitize import sanitize
@@ -158,7 +162,7 @@ def section() -> list[str]:
         search = mib / max(t_search, t_scan) if SPECIAL.search(text[:1024]) else mib / t_search
         lines.append(
             f"| {label} | {len(text) >> 10:,} KiB | {rate:,.1f} MiB/s | {search:,.0f} MiB/s | {mib / t_translate:,.0f} MiB/s "
-            f"| {search / rate:,.0f}x slower | {target} | {met} |"
+            f"| {_versus(rate, search)} | {target} | {met} |"
         )
     lines += [
         "",
