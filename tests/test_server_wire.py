@@ -190,12 +190,12 @@ def test_a_line_over_the_limit_is_answered_and_the_next_line_is_served(spawn):
 
 
 def test_requests_run_concurrently_and_answers_come_out_of_order(shared_testserver):
+    # Run one after the other, the slow request (sent first) would be answered first; the order
+    # alone shows concurrency, with no wall-clock bound to flake on a loaded machine.
     shared_testserver.send(req("slow", "test/sleep", {"ms": 600}))
     shared_testserver.send(req("fast", "test/sleep", {"ms": 10}))
-    started = time.monotonic()
     first, second = shared_testserver.read(), shared_testserver.read()
     assert (first["id"], second["id"]) == ("fast", "slow")
-    assert time.monotonic() - started < 1.5
 
 
 def test_a_cancelled_request_is_answered_request_cancelled(shared_testserver):
