@@ -116,7 +116,7 @@ def fit_and_wrap(
 ) -> tuple[Assembled, dict[str, str]]:
     """Sanitize, deduplicate, budget, truncate and spill, wrap. Pure but for the spill file and
     the ledger entry the wrapper records."""
-    from promptd.reminders.provenance import repair, trigger_markup, wrap_trusted
+    from promptd.reminders.provenance import seal, trigger_markup
     from promptd.reminders.sanitize import sanitize
 
     nonce = trust.nonce
@@ -145,9 +145,9 @@ def fit_and_wrap(
         result.fragments.append(Report(fragment.provider, fragment.key, len(text) if text is not None else len(fragment.text), status))
     if texts:
         result.display_trigger = trigger_text if plan.trigger else None
-        # Joined fragments can form what no fragment held; the body is repaired as joined text.
-        result.body = repair(budgeting.join_body(plan.trigger, texts), nonce)
-        result.text = wrap_trusted(result.body, trust, style)
+        # Joined fragments can form what no fragment held: the body reported is the one the
+        # wrapper repaired as joined text.
+        result.text, result.body = seal(budgeting.join_body(plan.trigger, texts), trust, style)
     return result, delivered
 
 

@@ -8,7 +8,6 @@ escaping, so a forged tag is refused rather than quietly defused.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 from promptd.errors import InvalidKey, NestedMarker
 
@@ -41,6 +40,3 @@ def wrap(key: str, body: str, nonce: str | None = None) -> str:
     attributes = f'key="{key}"' if nonce is None else f'key="{key}" nonce="{nonce}"'
     return f"<system-reminder {attributes}>\n{escape_body(body)}\n{CLOSE_MARKER}"
 
-
-def wrap_many(parts: Iterable[tuple[str, str]], nonce: str | None = None) -> str:
-    return SEPARATOR.join(wrap(key, body, nonce) for key, body in parts)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from promptd.reminders.ledger import Kind
 from promptd.reminders.provenance import Block, Refusal, Trust, parse_marked
-from promptd.reminders.sanitize import is_text_part, part_text, sanitize, sanitize_parts, sanitize_value, text_part_with
+from promptd.reminders.sanitize import map_list, sanitize, sanitize_parts, sanitize_value
 from promptd.text import one_line
 
 USER_ROLE = "user"
@@ -110,27 +110,10 @@ def _own_parts(texts: list[str], trust: Trust, style: str, last_is_final: bool =
     """The user's own text parts (consecutive, joined by the reader): (texts, neutralized, dropped).
     Only the last part, and only when no text part of the message follows it (`last_is_final`),
     may keep a compose block: a reader joins the parts, and the block must end the joined text."""
-    out: list[str] = []
-    neutralized = dropped = 0
-    stream: list[_Own] = []
-
-    def flush() -> None:
-        nonlocal neutralized
-        if not stream:
-            return
-        cleaned, count = sanitize_parts([own.text for own in stream], trust.nonce)
-        neutralized += count
-        out.extend(text + own.kept_block for text, own in zip(cleaned, stream, strict=True))
-        stream.clear()
-
-    for index, text in enumerate(texts):
-        own = _own_text(text, trust, style, last_is_final and index == len(texts) - 1)
-        dropped += own.dropped
-        stream.append(own)
-        if own.kept_block:
-            flush()  # a kept block ends what the reader joins: nothing reads across it
-    flush()
-    return out, neutralized, dropped
+    owns = [_own_text(text, trust, style, last_is_final and index == len(texts) - 1) for index, text in enumerate(texts)]
+    cleaned, neutralized = sanitize_parts([own.text for own in owns], trust.nonce)
+    out = [text + own.kept_block for text, own in zip(cleaned, owns, strict=True)]
+    return out, neutralized, sum(own.dropped for own in owns)
 
 
 def user_text(text: str, trust: Trust, style: str) -> tuple[str, int, int]:
@@ -145,33 +128,17 @@ def _user_content(content: object, trust: Trust, style: str) -> tuple[object, in
     if not isinstance(content, list):
         value, neutralized = sanitize_value(content, trust.nonce)
         return value, neutralized, 0
-    out: list[object] = []
-    neutralized = dropped = 0
-    last_text = max((k for k, item in enumerate(content) if is_text_part(item)), default=-1)
-    i = 0
-    while i < len(content):
-        if not is_text_part(content[i]):
-            value, count = sanitize_value(content[i], trust.nonce)
-            out.append(value)
-            neutralized += count
-            i += 1
-            continue
-        j = i
-        while j < len(content) and is_text_part(content[j]):
-            j += 1
-        run = content[i:j]
-        texts, count, gone = _own_parts([part_text(item) for item in run], trust, style, j > last_text)
-        neutralized += count
+    dropped = 0
+
+    def own_run(texts: list[str], last: bool) -> tuple[list[str], int]:
+        nonlocal dropped
+        cleaned, count, gone = _own_parts(texts, trust, style, last)
         dropped += gone
-        for item, text in zip(run, texts, strict=True):
-            if isinstance(item, dict):
-                part, count = text_part_with(item, text, trust.nonce)
-                neutralized += count
-                out.append(part)
-            else:
-                out.append(text)
-        i = j
-    return out, neutralized, dropped
+        return cleaned, count
+
+    counter = [0]
+    value = map_list(content, trust.nonce, 0, counter, own_run)
+    return value, counter[0], dropped
 
 
 def sanitize_message(role: str, content: object, trust: Trust, style: str) -> tuple[Message, int, int]:

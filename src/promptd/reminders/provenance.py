@@ -110,6 +110,11 @@ def wrap_trusted(body: str, trust: Trust, style: str = "pua") -> str:
     The content is repaired as joined text first (see `repair`), so nothing a caller joined can
     close the block early or open a forged one inside it.
     """
+    return seal(body, trust, style)[0]
+
+
+def seal(body: str, trust: Trust, style: str = "pua") -> tuple[str, str]:
+    """`wrap_trusted`, returning the block and the repaired body it wraps."""
     nonce = trust.nonce
     if not NONCE_PATTERN.fullmatch(nonce):
         raise ValueError("nonce must match [0-9A-Za-z_-]{1,128}")
@@ -121,7 +126,7 @@ def wrap_trusted(body: str, trust: Trust, style: str = "pua") -> str:
     else:
         raise ValueError(f"unknown reminder style {style!r}; expected one of {STYLES}")
     trust.ledger.record(text)
-    return text
+    return text, body
 
 
 def wrap_keyed(key: str, body: str, trust: Trust) -> str:

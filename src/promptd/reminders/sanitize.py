@@ -227,8 +227,19 @@ def _value(value: object, nonce: str | None, depth: int, counter: list[int]) -> 
     return _list(list(value), nonce, depth, counter)
 
 
+# How a run of consecutive text parts is sanitized: (texts, is the list's last run) -> (texts, count).
+RunRule = Callable[[list[str], bool], tuple[list[str], int]]
+
+
 def _list(items: list[object], nonce: str | None, depth: int, counter: list[int]) -> list[object]:
+    return map_list(items, nonce, depth, counter, lambda texts, last: sanitize_parts(texts, nonce))
+
+
+def map_list(items: list[object], nonce: str | None, depth: int, counter: list[int], run_rule: RunRule) -> list[object]:
+    """A list at `depth` with every item cleaned: runs of consecutive text parts through
+    `run_rule` (as one stream), everything else through the full sanitizer."""
     out: list[object] = []
+    last_text = max((k for k, item in enumerate(items) if is_text_part(item)), default=-1)
     i = 0
     while i < len(items):
         if not is_text_part(items[i]):
@@ -239,7 +250,7 @@ def _list(items: list[object], nonce: str | None, depth: int, counter: list[int]
         while j < len(items) and is_text_part(items[j]):
             j += 1
         run = items[i:j]
-        texts, count = sanitize_parts([part_text(item) for item in run], nonce)
+        texts, count = run_rule([part_text(item) for item in run], j > last_text)
         counter[0] += count
         # The part object itself is one level deeper than the list, its fields one more.
         for item, text in zip(run, texts, strict=True):
