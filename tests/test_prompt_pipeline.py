@@ -33,8 +33,8 @@ ALL_TOOLS = {
 ENVIRONMENT = {"os_name": "macos", "shell_path": "/bin/zsh", "working_directory": "/Users/example/project", "current_date": "2025-07-16"}
 
 
-def shipped_vault() -> Vault:
-    return Vault(SHIPPED_FILE, DEFAULT_KEY)
+def shipped_vault(template_id: str = "apply_patch") -> Vault | None:
+    return Vault(SHIPPED_FILE, DEFAULT_KEY) if template_id == "apply_patch" else None
 
 
 def render(context: dict, tools=ALL_TOOLS, **kwargs):
@@ -116,11 +116,61 @@ def test_primary_injects_role_instructions_and_lists_role_summaries():
     assert "- reviewer: reads diffs" in text and "- tester: writes tests" in text
 
 
-def test_a_subagent_gets_no_role_information_even_through_a_custom_template():
-    assert "Review every diff" not in render({**ROLES, "audience": "subagent"}).text
-    custom = {"custom": "[${{ role_instructions }}][${{ role_summaries | join(',') }}]"}
-    assert render({**ROLES, "audience": "subagent", "system_prompt": custom}).text == "[][]"
-    assert render({**ROLES, "system_prompt": custom}).text == "[Review every diff for missing tests.][reviewer: reads diffs,tester: writes tests]"
+def test_a_subagent_renders_its_own_role_and_persona_but_no_catalog_of_roles():
+    persona = {"persona_instructions": "You are terse and precise."}
+    text = render({**ROLES, **persona, "audience": "subagent"}).text
+    assert "<role_instructions>\nReview every diff for missing tests.\n</role_instructions>" in text
+    assert "<persona>\nYou are terse and precise.\n</persona>" in text
+    assert "reviewer: reads diffs" not in text
+    assert text.index("</role_instructions>") < text.index("<persona>") < text.index("<report>")
+    custom = {"custom": "[${{ role_instructions }}][${{ persona_instructions }}][${{ role_summaries | join(',') }}][${{ persona_summaries | join(',') }}]"}
+    both = {**ROLES, **persona, "persona_summaries": ["- **reviewer** [user]: reads"], "system_prompt": custom}
+    assert render({**both, "audience": "subagent"}).text == "[Review every diff for missing tests.][You are terse and precise.][][]"
+    assert render(both).text == "[Review every diff for missing tests.][You are terse and precise.][reviewer: reads diffs,tester: writes tests][- **reviewer** [user]: reads]"
+
+
+def test_a_subagent_without_role_or_persona_has_neither_block():
+    text = render({"audience": "subagent"}).text
+    assert "<role_instructions>" not in text and "<persona>" not in text
+
+
+def test_primary_renders_the_persona_after_the_role():
+    text = render({**ROLES, "persona_instructions": "Be kind."}).text
+    assert text.index("</role_instructions>") < text.index("<persona>\nBe kind.\n</persona>")
+
+
+def test_memory_paths_are_template_variables_and_empty_when_unset():
+    custom = {"custom": "[${{ memory_global_path }}][${{ memory_workspace_path }}]"}
+    assert render({"system_prompt": custom}).text == "[][]"
+    given = {"system_prompt": custom, "memory_global_path": "~/.grok/memory", "memory_workspace_path": ".grok/memory"}
+    assert render(given).text == "[~/.grok/memory][.grok/memory]"
+
+
+def test_carried_fields_are_accepted_and_do_not_change_the_prompt():
+    carried = {
+        "agents_md_files": [{"file_name": "AGENTS.md", "file_path": "/repo/AGENTS.md", "content": "# Rules"}],
+        "build_timestamp_utc": "2025-06-15T12:00:00+00:00",
+        "persona_summaries": ["- **reviewer** [user]: reads"],
+    }
+    assert render(carried).text == render({}).text
+
+
+def test_the_legacy_plain_string_system_prompt_is_a_custom_template():
+    result = render({"system_prompt": "You are ${{ system_prompt_label }} in the CLI."})
+    assert result.template == "custom" and result.text == "You are Grok in the CLI."
+
+
+def test_tool_order_sent_by_the_host_does_not_change_the_prompt():
+    forward = dict(ALL_TOOLS)
+    backward = dict(reversed(list(ALL_TOOLS.items())))
+    loop = {"custom": "${% for kind, name in tools.by_kind.items() %}${{ kind }}=${{ name }};${% endfor %}"}
+    assert render({"system_prompt": loop}, forward).text == render({"system_prompt": loop}, backward).text
+    assert render({"system_prompt": loop}, {"read": "r", "edit": "e"}).text == "edit=e;read=r;"
+    for base in ("none", "codex"):
+        assert render({"system_prompt": base}, forward).sha256 == render({"system_prompt": base}, backward).sha256
+    params_loop = {"custom": "${% for k, v in params.edit.items() %}${{ k }}=${{ v }};${% endfor %}"}
+    params = {"edit": {"old_string": "old", "new_string": "new"}}
+    assert pipeline.render(parse_context({"system_prompt": params_loop}), {}, params).text == "new_string=new;old_string=old;"
 
 
 @pytest.mark.parametrize("override", ["none", "codex"])

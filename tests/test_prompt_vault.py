@@ -136,10 +136,10 @@ def test_a_users_own_sealed_template_and_key_are_used_for_the_codex_override(tmp
     template = tmp_path / "mine.sealed"
     template.write_bytes(vault.seal(b"My patch rules for ${{ system_prompt_label }}.", key))
     config = VaultConfig(key_file=str(key_file), template_file=str(template))
-    result = render(parse_context({"system_prompt": "codex"}), {}, open_vault=lambda: vault.vault_for(config, {}))
+    result = render(parse_context({"system_prompt": "codex"}), {}, open_vault=lambda _id: vault.vault_for(config, {}))
     assert result.text == "My patch rules for Grok." and result.template == "apply_patch"
     with pytest.raises(VaultLocked):
-        render(parse_context({"system_prompt": "codex"}), {}, open_vault=lambda: vault.vault_for(config, {vault.KEY_ENV: vault.new_key().hex()}))
+        render(parse_context({"system_prompt": "codex"}), {}, open_vault=lambda _id: vault.vault_for(config, {vault.KEY_ENV: vault.new_key().hex()}))
 
 
 def test_after_an_apply_patch_render_no_plaintext_remains_in_the_vault_buffer_or_the_compile_cache():
@@ -149,7 +149,7 @@ def test_after_an_apply_patch_render_no_plaintext_remains_in_the_vault_buffer_or
     # docs/templates.md); the rendered prompt is the result the caller asked for.
     render(parse_context({}), {"read": "r"})  # a cacheable render, so the cache is not trivially empty
     opened = vault.Vault(vault.SHIPPED_FILE, vault.DEFAULT_KEY)
-    result = render(parse_context({"system_prompt": "codex"}), {"patch": "apply_patch"}, open_vault=lambda: opened)
+    result = render(parse_context({"system_prompt": "codex"}), {"patch": "apply_patch"}, open_vault=lambda _id: opened)
     assert MARKER in result.text
     buffer = opened.last_buffer
     assert buffer is not None and len(buffer) >= len(SOURCE) and not any(buffer)
@@ -168,7 +168,7 @@ def test_a_failing_apply_patch_render_still_wipes_the_buffer(tmp_path):
     from promptd.errors import TemplateSyntax
 
     with pytest.raises(TemplateSyntax) as caught:
-        render(parse_context({"system_prompt": "codex"}), {}, open_vault=lambda: opened)
+        render(parse_context({"system_prompt": "codex"}), {}, open_vault=lambda _id: opened)
     assert caught.value.data["template"] == "apply_patch"
     assert not any(opened.last_buffer)
     assert all("secret words" not in source for source in engine().cached_sources())

@@ -14,10 +14,10 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from promptd.errors import ConfigError
 
@@ -87,11 +87,18 @@ class PromptConfig(Section):
 
 
 class VaultConfig(Section):
+    # Where the vault key comes from (docs/templates.md, "Keys"): auto = PROMPTD_VAULT_KEY, else
+    # key_file, else the shipped key (refused once templates of your own are configured); env,
+    # key_file and shipped each require that one source. Checked at start-up.
+    key_source: Literal["auto", "env", "key_file", "shipped"] = "auto"
     # A file holding the vault key (64 hex digits, base64, or 32 raw bytes); refused unless only
-    # its owner can read it. PROMPTD_VAULT_KEY, when set, wins over it.
+    # its owner can read it. PROMPTD_VAULT_KEY, when set, wins over it (key_source auto).
     key_file: str | None = None
     # A sealed Apply-Patch template to use instead of the shipped one (`promptd vault seal`).
     template_file: str | None = None
+    # Sealed templates by id: primary and subagent replace the shipped ones, apply_patch the
+    # shipped Apply-Patch template, any other id is rendered with system_prompt {"sealed": id}.
+    templates: dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$")], str] = Field(default_factory=dict)
 
 
 class Config(Section):

@@ -19,7 +19,9 @@ from promptd.prompt.context import for_persistence
 def render(params: RenderParams, ctx: Context) -> RenderResult | Awaitable[RenderResult]:
     from promptd.prompt import pipeline
 
-    if pipeline.renders_inline(params.context):
+    from promptd.prompt import vault
+
+    if pipeline.renders_inline(params.context, vault.own_templates(ctx.runtime.config.vault)):
         return _render(params, ctx)
     # Custom templates, bodies, first compiles and the vault's decrypt-compile-render can take
     # milliseconds or more; a worker thread keeps them from stalling other requests.
@@ -37,7 +39,7 @@ def _render(params: RenderParams, ctx: Context) -> RenderResult:
         tools,
         params.params,
         params.flags,
-        open_vault=lambda: vault.vault_for(runtime.config.vault, os.environ),
+        open_vault=lambda template_id: vault.vault_for(runtime.config.vault, os.environ, template_id),
         # The wrapper style in use, from configuration (promptd.toml, environment, initialize), so
         # the prompt describes the blocks this process really writes; never from the request.
         reminder_style=runtime.config.reminders.style,

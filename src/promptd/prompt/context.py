@@ -10,6 +10,7 @@ file can never silently change a prompt; `version` is what forward compatibility
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -45,6 +46,31 @@ class CustomOverride(BaseModel):
     custom: StrictStr
 
 
+class SealedOverride(BaseModel):
+    """`{"sealed": "<id>"}`: a base template kept sealed in the vault under that id (config
+    `vault.templates`); opened only while it renders."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sealed: StrictStr = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+class AgentsMdFile(BaseModel):
+    """One project instruction file (AGENTS.md and the like) the host discovered, in precedence
+    order. Carried and persisted with the context; the host delivers it as a reminder, not in the
+    system prompt (docs/templates.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file_name: StrictStr
+    file_path: StrictStr
+    content: StrictStr
+
+
+# A string with no space and no punctuation beyond - and _ (docs/template-compatibility.md).
+_LONE_WORD = re.compile(r"[A-Za-z_-]*")
+
+
 def _lowered(value: Any) -> Any:
     # Enum values may arrive capitalized ("Extend", "Primary", "Codex"), as the modes and overrides
     # are named in prose; the wire is snake_case. Both spellings mean the same thing, so both are
@@ -67,11 +93,21 @@ class PromptContext(BaseModel):
     working_directory: StrictStr | None = None
     current_date: StrictStr | None = None
     is_non_interactive: StrictBool = Field(False, description="true for SDKs, pipelines and other unattended use.")
-    role_instructions: StrictStr | None = Field(None, description="Injected for the primary audience only.")
+    role_instructions: StrictStr | None = Field(None, description="The agent's role: rendered for both audiences (a subagent's role is its own).")
+    persona_instructions: StrictStr | None = Field(None, description="The agent's persona: rendered for both audiences.")
     role_summaries: list[StrictStr] = Field(default_factory=list, description="Kept for primary; cleared by prompt/persist for subagent.")
+    persona_summaries: list[StrictStr] = Field(default_factory=list, description="Kept for primary; cleared by prompt/persist for subagent.")
+    memory_global_path: StrictStr | None = Field(None, description="Where the user's global memory lives (a template variable).")
+    memory_workspace_path: StrictStr | None = Field(None, description="Where this workspace's memory lives (a template variable).")
+    agents_md_files: list[AgentsMdFile] = Field(
+        default_factory=list, description="Project instruction files in precedence order; carried, not rendered into the prompt."
+    )
+    build_timestamp_utc: StrictStr | None = Field(None, description="When the host built this context (ISO 8601, UTC); carried, not rendered.")
     prompt_body: StrictStr | None = Field(None, description="The custom body: appended in extend mode, the whole prompt in full mode.")
-    system_prompt: Literal["none", "codex"] | CustomOverride = Field(
-        "none", description='Base template override: "none", "codex" (the sealed Apply-Patch template) or {"custom": "..."}.'
+    system_prompt: Literal["none", "codex"] | CustomOverride | SealedOverride = Field(
+        "none",
+        description='Base template override: "none", "codex" (the sealed Apply-Patch template), {"custom": "..."}, '
+        '{"sealed": "<id>"} (a template sealed in the vault), or a legacy plain template string (read as {"custom": ...}).',
     )
 
     @field_validator("prompt_mode", "audience", mode="before")
@@ -82,11 +118,21 @@ class PromptContext(BaseModel):
     @field_validator("system_prompt", mode="before")
     @classmethod
     def _override_shape(cls, value: Any) -> Any:
-        value = _lowered(value)
-        if isinstance(value, str) and value not in ("none", "codex"):
-            raise ValueError('must be "none", "codex" or {"custom": "<template>"}')
+        if isinstance(value, str):
+            lowered = value.lower()
+            if lowered in ("none", "codex"):
+                return lowered
+            # A lone word is a misspelled keyword ("codec", "None "), not a one-word prompt: taking
+            # it as a template would silently replace the whole system prompt.
+            if _LONE_WORD.fullmatch(value.strip()):
+                raise ValueError('must be "none", "codex", {"custom": "<template>"}, {"sealed": "<id>"} or a template text')
+            # The legacy form: system_prompt was once the template text itself. The reference
+            # pipeline still reads any other string as a custom template, and so does promptd.
+            return CustomOverride(custom=value)
         if isinstance(value, Mapping):
             # Validated here so an error names `system_prompt.custom`, not a union branch.
+            if "sealed" in value:
+                return SealedOverride.model_validate(dict(value))
             return CustomOverride.model_validate(dict(value))
         return value
 
@@ -123,18 +169,22 @@ def parse_context(data: Any) -> PromptContext:
         raise InvalidContext(f"invalid prompt context field {field!r}: {first['msg']}", field=field, reason=first["type"]) from None
 
 
+_UNION_TAGS = frozenset({"CustomOverride", "SealedOverride"})
+
+
 def _field_name(loc: tuple[Any, ...]) -> str:
     # pydantic puts union branch tags ("literal['none','codex']", "CustomOverride") into the
     # location; a caller wants the path of the field they wrote.
-    parts = [str(p) for p in loc if isinstance(p, int) or str(p).isidentifier() and str(p) != "CustomOverride"]
+    parts = [str(p) for p in loc if isinstance(p, int) or str(p).isidentifier() and str(p) not in _UNION_TAGS]
     return ".".join(parts) or "context"
 
 
 def for_persistence(context: PromptContext) -> PromptContext:
     """The context as it should be stored: enums lowercase, every default explicit once dumped, and
-    role summaries cleared for a subagent (a subagent carries no role information forward)."""
-    if context.audience is Audience.SUBAGENT and context.role_summaries:
-        return context.model_copy(update={"role_summaries": []})
+    role and persona summaries cleared for a subagent (the catalog of other agents is for the
+    agent that delegates, as in the reference pipeline)."""
+    if context.audience is Audience.SUBAGENT and (context.role_summaries or context.persona_summaries):
+        return context.model_copy(update={"role_summaries": [], "persona_summaries": []})
     return context
 
 

@@ -4,8 +4,10 @@ Domain layer: must not import promptd.rpc or promptd.methods; imported lazily (t
 jinja2, the vault `cryptography`).
 
 Extend mode renders the base template, then the custom body, joined by one blank line. The base is
-chosen by the override first (custom > codex's Apply-Patch > none) and by the audience last.
-Full mode renders the body alone. A failure is an error naming the template: never an empty prompt.
+chosen by the override first (custom > sealed > codex's Apply-Patch > none) and by the audience
+last; a base with a sealed file configured (vault.templates) is opened from the vault. Full mode
+renders the body alone. A failure is an error naming the template: never an empty prompt
+(docs/template-compatibility.md lists where that differs from the reference pipeline).
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from __future__ import annotations
 import hashlib
 import ntpath
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from promptd.errors import InvalidContext, TemplateRender
-from promptd.prompt.context import Audience, CustomOverride, PromptContext, PromptMode
+from promptd.prompt.context import Audience, CustomOverride, PromptContext, PromptMode, SealedOverride
 from promptd.prompt.engine import engine
 from promptd.prompt.vault import TEMPLATES, Vault
 
@@ -82,13 +84,17 @@ def variables(
 ) -> dict[str, Any]:
     """What a template sees: the `tools` and `params` namespaces, then the context's environment and
     identity fields at the top level, then what the runtime fills in (`reminder_style`), then the
-    flags. A flag may not reuse any of those names, so a caller cannot spoof a runtime value."""
+    flags. A flag may not reuse any of those names, so a caller cannot spoof a runtime value.
+
+    Tools and params are ordered by kind (and params by name), whatever order the host sent them
+    in: a loop over `tools.by_kind` then gives the same prompt, and the same cacheable prefix, for
+    the same tool set, as in the reference pipeline, whose maps iterate in key order."""
     if reminder_style not in REMINDER_STYLES:
         raise ValueError(f"reminder_style must be one of {sorted(REMINDER_STYLES)}, not {reminder_style!r}")
     primary = context.audience is Audience.PRIMARY
     merged: dict[str, Any] = {
-        "tools": {"by_kind": dict(tools)},
-        "params": {kind: dict(names) for kind, names in (params or {}).items()},
+        "tools": {"by_kind": dict(sorted(tools.items()))},
+        "params": {kind: dict(sorted(names.items())) for kind, names in sorted((params or {}).items())},
         "system_prompt_label": context.system_prompt_label,
         "os_name": context.os_name or "",
         "shell_path": context.shell_path or "",
@@ -96,11 +102,16 @@ def variables(
         "current_date": context.current_date or "",
         "memory_enabled": context.memory_enabled,
         "is_non_interactive": context.is_non_interactive,
+        "memory_global_path": context.memory_global_path or "",
+        "memory_workspace_path": context.memory_workspace_path or "",
         "audience": context.audience.value,
-        # Audience (docs/templates.md): the primary audience gets role instructions and summaries; a
-        # subagent none.
-        "role_instructions": (context.role_instructions or "") if primary else "",
+        # Audience (docs/templates.md): role and persona instructions are the agent's own identity,
+        # so both audiences get them (a subagent's role is what it was spawned as); the summaries
+        # are the catalog of agents to delegate to, for the primary audience only.
+        "role_instructions": context.role_instructions or "",
+        "persona_instructions": context.persona_instructions or "",
         "role_summaries": list(context.role_summaries) if primary else [],
+        "persona_summaries": list(context.persona_summaries) if primary else [],
         # From the runtime's configuration, never from the request. Only the style: the nonce
         # never enters the system prompt (byte-stable across turns; trust stays in the suffix).
         "reminder_style": reminder_style,
@@ -115,22 +126,33 @@ def variables(
 
 
 def base_template(context: PromptContext) -> str:
-    """The name of the base template extend mode starts from."""
+    """The name of the base template extend mode starts from (a sealed override's is `custom`:
+    its id is the caller's own)."""
     override = context.system_prompt
-    if isinstance(override, CustomOverride):
+    if isinstance(override, (CustomOverride, SealedOverride)):
         return "custom"
     if override == "codex":
         return "apply_patch"
     return context.audience.value
 
 
-def renders_inline(context: PromptContext) -> bool:
+def vault_id(context: PromptContext) -> str:
+    """The template id the vault is asked for: the sealed override's id, else the base's name."""
+    override = context.system_prompt
+    return override.sealed if isinstance(override, SealedOverride) else base_template(context)
+
+
+def renders_inline(context: PromptContext, sealed_slots: Collection[str] = ()) -> bool:
     """True when the render needs only an already-compiled shipped template: cheap and bounded, so
     a server may run it without handing it to a worker thread."""
     if context.prompt_mode is not PromptMode.EXTEND or context.body is not None:
         return False
     name = base_template(context)
-    return name in SHIPPED and engine().is_cached(shipped_source(name))
+    # A sealed replacement of a shipped template may be configured: that render needs the vault.
+    return name in SHIPPED and not sealed_slots and engine().is_cached(shipped_source(name))
+
+
+OpenVault = Callable[[str], "Vault | None"]
 
 
 def render(
@@ -139,11 +161,13 @@ def render(
     params: Mapping[str, Mapping[str, str]] | None = None,
     flags: Mapping[str, bool] | None = None,
     *,
-    open_vault: Callable[[], Vault] | None = None,
+    open_vault: OpenVault | None = None,
     reminder_style: str = DEFAULT_REMINDER_STYLE,
 ) -> Rendered:
     """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,
-    TemplateRender or VaultLocked. `reminder_style` is the runtime's `reminders.style`."""
+    TemplateRender or VaultLocked. `open_vault(template_id)` gives the vault of a sealed template,
+    or None when none is configured for that id; `reminder_style` is the runtime's
+    `reminders.style`."""
     values = variables(context, tools, params, flags, reminder_style=reminder_style)
     eng = engine()
     body = context.body
@@ -154,20 +178,30 @@ def render(
         text = eng.render(body, values, "body")
     else:
         name = base_template(context)
-        override = context.system_prompt
-        if isinstance(override, CustomOverride):
-            if not override.custom.strip():
-                raise InvalidContext("the custom template is empty", field="system_prompt.custom", reason="empty")
-            text = eng.render(override.custom, values, "custom")
-        elif name == "apply_patch":
-            if open_vault is None:
-                raise InvalidContext("the codex override needs the template vault", field="system_prompt", reason="no_vault")
-            # Never cached: the compiled template would keep the plaintext alive.
-            text = open_vault().render(lambda source: eng.render(source, values, "apply_patch", cache=False))
-        else:
-            text = eng.render(shipped_source(name), values, name)
+        text = _render_base(context, name, values, open_vault)
         if body is not None:
             text = text + BODY_SEPARATOR + eng.render(body, values, "body")
     if not text.strip():
         raise TemplateRender(f"template {name!r} rendered to empty text", template=name, line=None, cause="empty output", error="empty")
     return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), chars=len(text))
+
+
+def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], open_vault: OpenVault | None) -> str:
+    eng = engine()
+    override = context.system_prompt
+    if isinstance(override, CustomOverride):
+        if not override.custom.strip():
+            raise InvalidContext("the custom template is empty", field="system_prompt.custom", reason="empty")
+        return eng.render(override.custom, values, "custom")
+    template_id = vault_id(context)
+    sealed = open_vault(template_id) if open_vault is not None else None
+    if sealed is None:
+        if isinstance(override, SealedOverride):
+            raise InvalidContext(
+                f"no sealed template {template_id!r} is configured (config vault.templates)", field="system_prompt.sealed", reason="unknown_sealed"
+            )
+        if name == "apply_patch":
+            raise InvalidContext("the codex override needs the template vault", field="system_prompt", reason="no_vault")
+        return eng.render(shipped_source(name), values, name)
+    # Never cached: the compiled template would keep the plaintext alive.
+    return sealed.render(lambda source: eng.render(source, values, name, cache=False))

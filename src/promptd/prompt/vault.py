@@ -89,25 +89,89 @@ def read_key_file(path: str | Path) -> bytes:
     try:
         info = os.stat(path)
     except OSError as exc:
-        raise VaultLocked(f"cannot read the vault key file {path}: {exc.strerror}", reason="key_file_missing") from None
+        raise VaultLocked(f"cannot read the vault key file {path}: {exc.strerror}", reason="key_file_missing", key_source="key_file", key_where=str(path)) from None
     if not stat.S_ISREG(info.st_mode):
-        raise VaultLocked(f"the vault key file {path} is not a regular file", reason="key_file_missing")
+        raise VaultLocked(f"the vault key file {path} is not a regular file", reason="key_file_missing", key_source="key_file", key_where=str(path))
     if info.st_mode & UNSAFE_KEY_MODE:
         raise VaultLocked(
             f"the vault key file {path} is accessible to group or others (mode {stat.S_IMODE(info.st_mode):o}); chmod 600 it",
             reason="key_file_permissions",
+            key_source="key_file",
+            key_where=str(path),
         )
-    return parse_key(path.read_bytes(), "key_file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise VaultLocked(f"cannot read the vault key file {path}: {exc.strerror}", reason="key_file_missing", key_source="key_file", key_where=str(path)) from None
+    return parse_key(data, f"the key file {path}")
 
 
 def resolve_key(key_file: str | None, environ: Mapping[str, str]) -> tuple[bytes, str]:
     """(key, where it came from): PROMPTD_VAULT_KEY, then the configured key file, then the
-    shipped default key."""
+    shipped default key (the `auto` key source)."""
     if environ.get(KEY_ENV):
         return parse_key(environ[KEY_ENV], KEY_ENV), "env"
     if key_file:
         return read_key_file(key_file), "key_file"
     return DEFAULT_KEY, "default"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyChoice:
+    """The vault key and where it came from: `source` is env, key_file or default (the shipped
+    key); `where` names it for a person (the variable, the file's path, "the shipped key"). Only
+    `source` and `where` are ever logged or put in an error."""
+
+    key: bytes = field(repr=False)
+    source: str
+    where: str
+
+    def describe(self) -> dict[str, str]:
+        return {"key_source": self.source, "key_where": self.where}
+
+
+SHIPPED_KEY_WHERE = "the shipped key"
+
+
+def own_templates(config: Any) -> dict[str, str]:
+    """Template id -> sealed file the configuration names (`vault.templates`, and
+    `vault.template_file` as the Apply-Patch one)."""
+    files = dict(getattr(config, "templates", None) or {})
+    if config.template_file:
+        files.setdefault(APPLY_PATCH_ID, config.template_file)
+    return files
+
+
+def choose_key(config: Any, environ: Mapping[str, str]) -> KeyChoice:
+    """The key for the configuration's `vault.key_source` (docs/templates.md, "Keys"):
+
+    - `env`: PROMPTD_VAULT_KEY, which must be set;
+    - `key_file`: the file `vault.key_file`, which must be configured and private;
+    - `shipped`: the public shipped key;
+    - `auto` (the default): PROMPTD_VAULT_KEY if set, else `vault.key_file` if configured, else
+      the shipped key, but only while no template of your own is configured: once one is, a
+      missing key is an error naming what was tried, never a silent fall back to a public key.
+    """
+    source = getattr(config, "key_source", "auto")
+    if source == "shipped":
+        return KeyChoice(DEFAULT_KEY, "default", SHIPPED_KEY_WHERE)
+    if source in ("env", "auto") and environ.get(KEY_ENV):
+        return KeyChoice(parse_key(environ[KEY_ENV], KEY_ENV), "env", KEY_ENV)
+    if source == "env":
+        raise VaultLocked(f"vault.key_source is env but {KEY_ENV} is not set", reason="key_missing", key_source="env", key_where=KEY_ENV)
+    if config.key_file:
+        return KeyChoice(read_key_file(config.key_file), "key_file", str(config.key_file))
+    if source == "key_file":
+        raise VaultLocked("vault.key_source is key_file but vault.key_file is not configured", reason="key_missing", key_source="key_file")
+    mine = own_templates(config)
+    if mine:
+        raise VaultLocked(
+            f"no vault key for the sealed templates you configured ({', '.join(sorted(mine))}): {KEY_ENV} is not set and vault.key_file is not "
+            'configured (set one, or vault.key_source = "shipped" for files sealed with the public shipped key)',
+            reason="key_missing",
+            key_source="auto",
+        )
+    return KeyChoice(DEFAULT_KEY, "default", SHIPPED_KEY_WHERE)
 
 
 def new_key() -> bytes:
@@ -202,13 +266,24 @@ class Vault:
     key: bytes = field(repr=False)
     key_source: str = "default"
     template_id: str = APPLY_PATCH_ID
+    key_where: str = SHIPPED_KEY_WHERE
     last_buffer: bytearray | None = field(default=None, repr=False)
+
+    def _decrypt(self, sealed: Sealed, buffer: bytearray) -> int:
+        try:
+            return decrypt_into(sealed, self.key, buffer)
+        except VaultLocked as exc:
+            # Which key was tried is what a person needs to fix a wrong key; never the key.
+            exc.message = f"{exc.message}; key from {self.key_where}"
+            exc.args = (exc.message,)
+            exc.data.update(key_source=self.key_source, key_where=self.key_where)
+            raise
 
     def read(self) -> Sealed:
         try:
             data = self.path.read_bytes()
         except OSError as exc:
-            raise VaultLocked(f"cannot read the sealed template {self.path}: {exc.strerror}", reason="missing_file") from None
+            raise VaultLocked(f"cannot read the sealed template {self.path}: {exc.strerror}", reason="missing_file", template_id=self.template_id) from None
         sealed = parse(data)
         if sealed.template_id != self.template_id:
             raise VaultLocked(f"the sealed file holds template {sealed.template_id!r}, not {self.template_id!r}", reason="wrong_template")
@@ -222,7 +297,7 @@ class Vault:
         self.last_buffer = buffer
         view = memoryview(buffer)
         try:
-            length = decrypt_into(sealed, self.key, buffer)
+            length = self._decrypt(sealed, buffer)
             try:
                 # str() of a buffer slice decodes without an intermediate bytes copy.
                 source = str(view[:length], "utf-8")
@@ -238,14 +313,39 @@ class Vault:
         sealed = self.read()
         buffer = buffer_for(sealed)
         try:
-            length = decrypt_into(sealed, self.key, buffer)
+            length = self._decrypt(sealed, buffer)
             return bytes(buffer[:length])
         finally:
             wipe(buffer)
 
 
-def vault_for(config: Any, environ: Mapping[str, str]) -> Vault:
-    """The Apply-Patch vault for a VaultConfig: its template file (or the shipped one) and key."""
-    key, source = resolve_key(config.key_file, environ)
-    path = Path(config.template_file) if config.template_file else SHIPPED_FILE
-    return Vault(path=path, key=key, key_source=source)
+def vault_for(config: Any, environ: Mapping[str, str], template_id: str = APPLY_PATCH_ID) -> Vault | None:
+    """The vault of one template id for a VaultConfig: the sealed file configured for it (the
+    shipped one for Apply-Patch), opened with the configured key; None when no sealed file is
+    configured for that id (the shipped plain template is used then)."""
+    path = own_templates(config).get(template_id)
+    if path is None:
+        if template_id != APPLY_PATCH_ID:
+            return None
+        path = str(SHIPPED_FILE)
+    choice = choose_key(config, environ)
+    return Vault(path=Path(path), key=choice.key, key_source=choice.source, template_id=template_id, key_where=choice.where)
+
+
+def startup_report(config: Any, environ: Mapping[str, str]) -> dict[str, Any]:
+    """Checks the vault configuration the way a render would, before anything is served: the key
+    (a configured key file that is missing, unreadable, readable by others or not a key; a key
+    variable that `key_source = "env"` requires) and every configured sealed file's presence.
+    Returns the metadata to log (key source kind and where, template ids); raises VaultLocked."""
+    choice = choose_key(config, environ)
+    mine = own_templates(config)
+    for template_id, path in sorted(mine.items()):
+        if not Path(path).is_file():
+            raise VaultLocked(f"the sealed template file {path} for {template_id!r} does not exist", reason="missing_file", template_id=template_id)
+    return {**choice.describe(), "templates": sorted(mine)}
+
+
+def is_envelope(text: str | bytes) -> bool:
+    """True when `text` is a sealed file's envelope rather than template text."""
+    head = text[:200] if isinstance(text, str) else text[:200].decode("utf-8", "replace")
+    return head.lstrip().startswith("{") and FORMAT in head
