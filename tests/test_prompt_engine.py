@@ -77,8 +77,9 @@ def test_params_name_parameters_by_tool_kind(engine):
     assert render(engine, "${{ params.edit.old_string }}") == "old_text"
 
 
-def test_none_renders_as_empty_text_never_as_the_word(engine):
-    assert render(engine, "[${{ none }}][${{ value }}]", {"value": None}) == "[][]"
+def test_none_renders_as_the_reference_prints_it_and_undefined_as_empty_text(engine):
+    # Unset context fields are "" before they reach a template; `none` itself prints as MiniJinja does.
+    assert render(engine, "[${{ none }}][${{ value }}][${{ missing }}]", {"value": None}) == "[none][none][]"
 
 
 def test_no_autoescaping_of_html(engine):

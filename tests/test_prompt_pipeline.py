@@ -219,7 +219,7 @@ def test_host_flags_default_from_the_context(os_name, shell, expected):
 
 def test_explicit_flags_win_over_the_derived_ones():
     text = render({"os_name": "windows", "shell_path": "cmd.exe", "system_prompt": {"custom": "${{ has_unix_utilities }}"}}, flags={"has_unix_utilities": True}).text
-    assert text == "True"
+    assert text == "true"
 
 
 def test_the_tools_mapping_drives_the_shipped_templates():
@@ -293,3 +293,110 @@ def test_every_small_tool_subset_renders_without_markers_or_empty_tool_names(bas
         for kind in subset:
             if kind in ("read", "execute"):  # named by every template whenever present
                 assert f"`{ALL_TOOLS[kind]}`" in text, where
+
+
+# -- output formatting, filters and tests as in the reference's engine ----------------------------
+
+
+def custom(template: str, **context) -> str:
+    return render({"system_prompt": {"custom": template}, **context}).text
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("${{ memory_enabled }}/${{ is_non_interactive }}", "false/true"),
+        ("${{ none }}", "none"),
+        ("${{ ['a', 'b'] }}", '["a", "b"]'),
+        ("${{ {'k': [1, true, none, 'q\"'], 'n': {}} }}", '{"k": [1, true, none, "q\\""], "n": {}}'),
+        ("${{ 1.0 }} ${{ 0.5 }} ${{ 1e20 }} ${{ 7 // 2 }} ${{ 7 / 2 }}", "1.0 0.5 100000000000000000000.0 3 3.5"),
+        ("${{ role_summaries }}", '["reviewer: reads diffs", "tester: writes tests"]'),
+        ("${{ memory_enabled ~ '|' ~ role_summaries }}", 'false|["reviewer: reads diffs", "tester: writes tests"]'),
+        ("${{ [true, none, 1] | join(',') }} ${{ [1, 'a'] | string }}", 'true,none,1 [1, "a"]'),
+        ("${{ 2.5 | round }} ${{ 3.5 | round }} ${{ -2.5 | round }} ${{ 0.125 | round(2) }} ${{ 2 | round }}", "3.0 4.0 -3.0 0.13 2"),
+        ("${{ 2.5 | round(0, 'floor') }}", "2.0"),
+    ],
+)
+def test_non_string_values_print_as_the_reference_prints_them(template, expected):
+    assert custom(template, is_non_interactive=True, **ROLES) == expected
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("${{ 'a  b c' | split }} ${{ 'a,b,,c' | split(',') }} ${{ 'a,b,c' | split(',', 1) }}", '["a", "b", "c"] ["a", "b", "", "c"] ["a", "b,c"]'),
+        ("${{ 'one\r\ntwo\n\nthree\n' | lines }} ${{ '' | lines }} ${{ 'a\x0bb' | lines | length }}", '["one", "two", "", "three"] [] 1'),
+        ("${{ [] | bool }} ${{ 'x' | bool }}", "false true"),
+        ("${% if os_name is startingwith('mac') %}S${% endif %}${% if os_name is endingwith('os') %}E${% endif %}", "SE"),
+        ("${% if os_name is startingwith('win') or 3 is endingwith('3') %}X${% endif %}.", "."),
+        ("${% for part in working_directory | split('/') if part %}[${{ part }}]${% endfor %}", "[Users][example][project]"),
+    ],
+)
+def test_minijinja_filters_and_tests_that_jinja2_lacks_are_available(template, expected):
+    assert custom(template, **ENVIRONMENT) == expected
+
+
+def test_the_portability_data_names_python_methods_and_jinja2_only_filters():
+    from jinja2.defaults import DEFAULT_FILTERS, DEFAULT_TESTS
+
+    from promptd.prompt import filters
+
+    assert {"startswith", "endswith", "items", "keys", "values", "get", "split", "strip"} <= filters.PYTHON_ONLY_METHODS
+    assert filters.JINJA2_ONLY_FILTERS <= set(DEFAULT_FILTERS) and "wordwrap" in filters.JINJA2_ONLY_FILTERS
+    assert filters.JINJA2_ONLY_TESTS <= set(DEFAULT_TESTS)
+    assert not filters.JINJA2_ONLY_FILTERS & set(filters.REFERENCE_FILTERS)
+    assert set(filters.PORTABLE_ALTERNATIVES) <= filters.PYTHON_ONLY_METHODS
+    # Every filter and test the dialect adds is one MiniJinja has and the sandbox really offers.
+    from promptd.prompt.engine import engine
+
+    assert set(filters.REFERENCE_FILTERS) <= set(engine().environment.filters)
+    assert set(filters.REFERENCE_TESTS) <= set(engine().environment.tests)
+
+
+def test_a_huge_value_is_still_refused_before_it_is_printed():
+    with pytest.raises(TemplateRender) as caught:
+        custom("${% set ns = namespace(l=[1.5e300]) %}${% for i in range(17) %}${% set ns.l = ns.l + ns.l %}${% endfor %}${{ ns.l }}")
+    assert caught.value.data["error"] == "security"
+
+
+# -- body handling (docs/template-compatibility.md) ------------------------------------------------
+
+
+@pytest.mark.parametrize("body", ["", "   ", "\n\n", None])
+def test_an_empty_or_blank_body_adds_nothing_in_extend_mode(body):
+    base = render({}).text
+    assert render({"prompt_body": body}).text == base
+
+
+@pytest.mark.parametrize("body", ["", " \n "])
+def test_full_mode_with_an_empty_or_blank_body_is_an_error(body):
+    with pytest.raises(InvalidContext) as caught:
+        render({"prompt_mode": "full", "prompt_body": body})
+    assert caught.value.data["field"] == "prompt_body" and caught.value.data["reason"] == "missing_body"
+
+
+@pytest.mark.parametrize("mode", ["extend", "full"])
+def test_a_body_with_a_syntax_error_is_an_error_naming_the_body_never_shipped_raw(mode):
+    with pytest.raises(TemplateSyntax) as caught:
+        render({"prompt_mode": mode, "prompt_body": "Rules:\n${% if tools.by_kind.read %}read first"})
+    assert caught.value.data["template"] == "body"
+
+
+def test_a_body_without_markers_is_appended_verbatim():
+    body = "Use {{ braces }} and ${HOME} freely.\n"
+    assert render({"prompt_body": body}).text.endswith("\n\n" + body)
+    assert render({"prompt_mode": "full", "prompt_body": body}).text == body
+
+
+@pytest.mark.parametrize("template", ["${{ '' }}", "${% if false %}x${% endif %}   \n"])
+def test_a_base_rendering_to_nothing_is_an_error_unless_a_body_follows(template):
+    with pytest.raises(TemplateRender) as caught:
+        render({"system_prompt": {"custom": template}})
+    assert caught.value.data["error"] == "empty" and caught.value.data["template"] == "custom"
+    assert render({"system_prompt": {"custom": template}, "prompt_body": "Body."}).text.endswith("\n\nBody.")
+
+
+def test_a_full_mode_body_rendering_to_nothing_is_an_error():
+    with pytest.raises(TemplateRender) as caught:
+        render({"prompt_mode": "full", "prompt_body": "${% if false %}x${% endif %}"})
+    assert caught.value.data["template"] == "full"

@@ -29,7 +29,7 @@ from markupsafe import EscapeFormatter, Markup
 
 from promptd.errors import TemplateRender, TemplateSyntax
 from promptd.prompt import limits
-from promptd.prompt.filters import bounded_filters, lipsum
+from promptd.prompt.filters import bounded_filters, install_reference_dialect, lipsum, reference_text
 
 # Rendered output above this is refused: a loop in a caller's template must not be able to grow
 # one prompt until the process runs out of memory. 4 MiB is hundreds of times any real prompt.
@@ -108,7 +108,7 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
     def join_text(self, values: tuple[Any, ...]) -> str:
         """The `~` operator (compiled to this call by _Generator)."""
         limits.check_concat(values)
-        return "".join(map(str, values))
+        return "".join(map(reference_text, values))
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - Jinja's signature
         # Every call a template makes passes here, however it reached the method (attribute,
@@ -191,14 +191,6 @@ def _concat(chunks: Iterable[str]) -> str:
     return "".join(parts)
 
 
-def _finalize(value: Any) -> Any:
-    # An unset optional value renders as empty text, never as the word "None".
-    if value is None:
-        return ""
-    limits.require_text(value, "an output value")
-    return value
-
-
 def _build_environment() -> PromptEnvironment:
     env = PromptEnvironment(
         block_start_string="${%",
@@ -215,13 +207,13 @@ def _build_environment() -> PromptEnvironment:
         keep_trailing_newline=False,
         autoescape=False,
         undefined=Undefined,
-        finalize=_finalize,
         cache_size=0,  # we keep our own, bounded compile cache below
         auto_reload=False,
     )
     env.concat = _concat  # type: ignore[method-assign]
     env.filters = bounded_filters(env.filters)
     env.globals["lipsum"] = lipsum
+    install_reference_dialect(env)  # output formatting, filters and tests as the reference's engine
     return env
 
 

@@ -14,9 +14,10 @@ folds constant filter calls (and then joins folded text) before any runtime chec
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
-from jinja2 import pass_context
+from jinja2 import Undefined, pass_context, pass_eval_context
 from jinja2.filters import make_attrgetter
 from jinja2.runtime import Context
 from jinja2.utils import _PassArg, generate_lorem_ipsum
@@ -34,7 +35,7 @@ Check = Callable[[Context, Any, Args, Kwargs], tuple[Any, Args, Kwargs]]
 # other filter refuses an input whose text would be over the cap.
 STRUCTURAL = frozenset(
     {
-        "abs", "attr", "batch", "count", "d", "default", "dictsort", "first", "float", "groupby",
+        "abs", "attr", "batch", "bool", "count", "d", "default", "dictsort", "first", "float", "groupby",
         "int", "items", "last", "length", "list", "map", "max", "min", "random", "reject",
         "rejectattr", "reverse", "round", "select", "selectattr", "slice", "sort", "sum",
         "unique", "tojson", "pprint",
@@ -231,3 +232,250 @@ def lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
     """Jinja's lipsum global, refused when `n` paragraphs of up to `max` words would be over the cap."""
     require(limits.as_count(n) * (limits.as_count(max) * _LOREM_WORD_CHARS + 16), "the result of lipsum()")
     return generate_lorem_ipsum(n=n, html=html, min=min, max=max)
+
+
+# -- the reference dialect's output formatting, filters and tests ------------------------------
+#
+# The reference pipeline renders with MiniJinja, which prints values the way its own Value type
+# displays them, not the way Python's str() does: `true`/`false`, `none`, lists and maps in a
+# JSON-like form with double-quoted strings, floats always with a decimal point and never in
+# exponent notation. Templates and bodies written for it must give the same bytes here
+# (docs/template-compatibility.md). Strings and integers print the same in both.
+
+
+def reference_text(value: Any) -> str:
+    """`value` as MiniJinja prints it in output, `~` and `|string`; refused over the size cap."""
+    if isinstance(value, str):
+        return value
+    # A bound first, from sizes alone: a list shared at every level of 40 nested lists is
+    # measured in 40 steps here, and would take 2**40 to print.
+    limits.require_text(value, "an output value")
+    parts: list[str] = []
+    _Printer(parts).top(value)
+    return "".join(parts)
+
+
+class _Printer:
+    """Writes a value's reference text into `parts`, keeping the running size under the cap (a
+    float prints up to 330 characters, so a list's Python repr size is no bound for its text)."""
+
+    def __init__(self, parts: list[str]) -> None:
+        self.parts = parts
+        self.size = 0
+
+    def add(self, text: str) -> None:
+        self.size += len(text)
+        if self.size > limits.MAX_TEXT_CHARS:
+            raise limits.refuse("an output value")
+        self.parts.append(text)
+
+    def top(self, value: Any) -> None:
+        if isinstance(value, str):
+            self.add(value)
+        else:
+            self.nested(value, depth=0)
+
+    def nested(self, value: Any, depth: int) -> None:
+        if depth > _MAX_PRINT_DEPTH:
+            raise limits.refuse("an output value")
+        if isinstance(value, Undefined):
+            self.add("")
+        elif isinstance(value, str):
+            self.add(_quoted(value))
+        elif value is None:
+            self.add("none")
+        elif isinstance(value, bool):
+            self.add("true" if value else "false")
+        elif isinstance(value, int):
+            self.add(str(value))
+        elif isinstance(value, float):
+            self.add(_float_text(value))
+        elif isinstance(value, Mapping):
+            self.add("{")
+            for index, (key, item) in enumerate(value.items()):
+                if index:
+                    self.add(", ")
+                self.nested(key, depth + 1)
+                self.add(": ")
+                self.nested(item, depth + 1)
+            self.add("}")
+        elif isinstance(value, (list, tuple)):
+            self.add("[")
+            for index, item in enumerate(value):
+                if index:
+                    self.add(", ")
+                self.nested(item, depth + 1)
+            self.add("]")
+        else:
+            limits.require_text(value, "an output value")
+            self.add(str(value))
+
+
+# Deeper than any data a prompt template handles; a self-containing list stops here.
+_MAX_PRINT_DEPTH = 64
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0"}
+
+
+def _quoted(text: str) -> str:
+    """A string inside a list or map, as Rust's debug format writes it."""
+    out = ['"']
+    for char in text:
+        escaped = _ESCAPES.get(char)
+        if escaped is not None:
+            out.append(escaped)
+        elif not char.isprintable() and char != " ":
+            out.append(f"\\u{{{ord(char):x}}}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def _float_text(value: float) -> str:
+    if value != value:  # noqa: PLR0124 - NaN
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    # Rust prints the shortest round-tripping digits, as repr does, but never in exponent form.
+    text = repr(value)
+    if "e" in text or "E" in text:
+        text = format(Decimal(text), "f")
+    return text if "." in text else text + ".0"
+
+
+def reference_finalize(value: Any) -> Any:
+    """The engine's `finalize`: every `${{ }}` value goes out as the reference prints it."""
+    if isinstance(value, str):
+        return value
+    return reference_text(value)
+
+
+def reference_round(value: Any, precision: int = 0, method: str = "common") -> Any:
+    """MiniJinja's round: integers unchanged, floats rounded half away from zero (2.5 -> 3.0,
+    where Python's round gives 2). `method` ("ceil", "floor") is Jinja2's and is kept."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"cannot round a {type(value).__name__} value")
+    if isinstance(value, int):
+        return value
+    if method not in ("common", "ceil", "floor"):
+        raise TypeError("method must be common, ceil or floor")
+    if value != value or value in (float("inf"), float("-inf")):
+        return value
+    scale = Decimal(10) ** int(precision)
+    rounding = {"common": ROUND_HALF_UP, "ceil": ROUND_CEILING, "floor": ROUND_FLOOR}[method]
+    # Decimal(value) is the float's exact binary value, so only true halves round up.
+    return float((Decimal(value) * scale).to_integral_value(rounding) / scale)
+
+
+def reference_split(value: Any, split: str | None = None, maxsplits: int | None = None) -> list[str]:
+    """MiniJinja's split: on whitespace (empty pieces dropped) without a separator."""
+    text = value if isinstance(value, str) else reference_text(value)
+    return text.split(split, -1 if maxsplits is None else int(maxsplits))
+
+
+def reference_lines(value: Any) -> list[str]:
+    """MiniJinja's lines (Rust's str::lines): split at "\\n", one "\\r" before it dropped, no
+    empty last line for a final newline; unlike Python's splitlines, no other separators."""
+    text = value if isinstance(value, str) else reference_text(value)
+    if not text:
+        return []
+    pieces = text.split("\n")
+    if text.endswith("\n"):
+        pieces.pop()
+    return [piece[:-1] if piece.endswith("\r") else piece for piece in pieces]
+
+
+def reference_bool(value: Any) -> bool:
+    return bool(value)
+
+
+def reference_string(value: Any) -> str:
+    return reference_text(value)
+
+
+# Filters MiniJinja has that Jinja2 lacks (or prints differently), added to the sandbox. Each
+# goes through bounded_filter like Jinja's own.
+REFERENCE_FILTERS: Mapping[str, Callable[..., Any]] = {
+    "round": reference_round,
+    "split": reference_split,
+    "lines": reference_lines,
+    "bool": reference_bool,
+    "string": reference_string,
+}
+
+
+def _startingwith(value: Any, prefix: Any) -> bool:
+    return isinstance(value, str) and isinstance(prefix, str) and value.startswith(prefix)
+
+
+def _endingwith(value: Any, suffix: Any) -> bool:
+    return isinstance(value, str) and isinstance(suffix, str) and value.endswith(suffix)
+
+
+# Tests MiniJinja has that Jinja2 lacks.
+REFERENCE_TESTS: Mapping[str, Callable[..., bool]] = {"startingwith": _startingwith, "endingwith": _endingwith}
+
+
+def install_reference_dialect(environment: Any) -> None:
+    """Gives a freshly built environment the reference's output formatting, filters and tests
+    (before anything is compiled with it: the compiler reads `finalize`)."""
+    environment.finalize = reference_finalize
+    environment.filters.update(bounded_filters(REFERENCE_FILTERS))
+    environment.filters["join"] = bounded_filter("join", _reference_join())
+    environment.tests.update(REFERENCE_TESTS)
+
+
+def _reference_join() -> Callable[..., Any]:
+    from jinja2.filters import do_join
+
+    @pass_eval_context
+    def join(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
+        # Items print as the reference prints them (`true`, `none`), not as str() would.
+        items = [item if isinstance(item, str) else reference_text(item) for item in value] if attribute is None else value
+        return do_join(eval_ctx, items, d, attribute)
+
+    return join
+
+
+# -- portability data for the lint ---------------------------------------------------------------
+#
+# What a template may use here but not in the reference's engine (MiniJinja's builtins, without
+# its Python-compatibility callback and without minijinja-contrib): the lint warns on them.
+
+# Methods called on values (`name.startswith("x")`, `tools.by_kind.items()`): MiniJinja values
+# have no such methods. The filters or tests to use instead are in docs/template-compatibility.md.
+PYTHON_ONLY_METHODS = frozenset(
+    {
+        "capitalize", "casefold", "center", "count", "encode", "endswith", "expandtabs", "find", "format",
+        "format_map", "get", "index", "isalnum", "isalpha", "isdecimal", "isdigit", "isidentifier", "islower",
+        "isnumeric", "isspace", "istitle", "isupper", "items", "join", "keys", "ljust", "lower", "lstrip",
+        "partition", "removeprefix", "removesuffix", "replace", "rfind", "rindex", "rjust", "rpartition",
+        "rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase", "title", "upper",
+        "values", "zfill",
+    }
+)  # fmt: skip
+# Jinja2 filters MiniJinja's builtins do not have.
+JINJA2_ONLY_FILTERS = frozenset(
+    {"center", "filesizeformat", "forceescape", "random", "striptags", "truncate", "urlize", "wordcount", "wordwrap", "xmlattr"}
+)
+# Jinja2 tests MiniJinja's builtins do not have.
+JINJA2_ONLY_TESTS = frozenset({"callable"})
+# What MiniJinja offers instead of a Python method, for the lint's message.
+PORTABLE_ALTERNATIVES: Mapping[str, str] = {
+    "startswith": "the test `is startingwith(...)`",
+    "endswith": "the test `is endingwith(...)`",
+    "split": "the filter `|split(...)`",
+    "splitlines": "the filter `|lines`",
+    "strip": "the filter `|trim`",
+    "lower": "the filter `|lower`",
+    "upper": "the filter `|upper`",
+    "title": "the filter `|title`",
+    "capitalize": "the filter `|capitalize`",
+    "replace": "the filter `|replace(...)`",
+    "items": "the filter `|items`",
+    "keys": "`|items` (or `|list` of the mapping)",
+    "values": "`|items`",
+    "get": "a subscript `[...]` or `.name`, with `|default(...)`",
+    "join": "the filter `|join(...)`",
+    "count": "the filter `|length`",
+}
