@@ -6,6 +6,7 @@ wire. State that belongs to one area is created by that area's module and attach
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pydantic import ValidationError
@@ -40,6 +41,7 @@ class Runtime:
         self.sessions = SessionStore(config.sessions)
         self.providers = self._build_providers(config)
         self._spill: SpillStore | None = None
+        self._check_vault(config)
 
     @property
     def nonce(self) -> str:
@@ -74,6 +76,8 @@ class Runtime:
                     providers.register(spec, at_run_time=True)
                 except PromptdError as exc:
                     raise ConfigError(f"config conflicts with the registered provider {spec.name}: {exc.message}", field="reminders.providers") from exc
+        if config.vault != self.config.vault:
+            self._check_vault(config)
         self.config = config
         self.keys = keys
         self.sessions.config = config.sessions
@@ -103,6 +107,21 @@ class Runtime:
             except (ValidationError, PromptdError) as exc:
                 raise ConfigError(f"invalid provider at reminders.providers[{index}]: {exc}", field=f"reminders.providers.{index}") from exc
         return registry
+
+    def _check_vault(self, config: Config) -> None:
+        """The vault's key and sealed files, checked before anything is served, so a configured
+        key file that is missing stops start-up instead of failing the first render; logs which
+        key source is used (its kind and path or variable name, never the key). Raises ConfigError."""
+        from promptd.prompt import vault
+
+        try:
+            report = vault.startup_report(config.vault, os.environ)
+        except PromptdError as exc:
+            raise ConfigError(f"invalid config at vault: {exc.message}", field="vault", **exc.data) from None
+        configured = config.vault != type(config.vault)() or bool(os.environ.get(vault.KEY_ENV))
+        # Said at info once a key or template of one's own is configured; the shipped defaults are
+        # not news.
+        self.log.log("info" if configured else "debug", "vault_key", **report)
 
     @staticmethod
     def _build_keys(config: Config) -> KeyRegistry:

@@ -47,22 +47,36 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     lint.add_argument("--strict", action="store_true", help="exempt no kind at all")
     lint.set_defaults(handler=run_lint)
 
-    vault = commands.add_parser("vault", help="seal or open a template with the vault key")
+    vault = commands.add_parser(
+        "vault",
+        help="seal, verify or open a template with the vault key",
+        description="Sealed templates (docs/templates.md, The vault). Exit codes: 0 ok, 1 a finding or a vault error, 2 a usage or input error.",
+    )
     actions = vault.add_subparsers(dest="vault_command", required=True)
-    seal = actions.add_parser("seal", help="seal a template file (AES-256-GCM)")
+    key_help = "key file (default: config vault.key_source: PROMPTD_VAULT_KEY, then vault.key_file, then the shipped key)"
+    seal = actions.add_parser("seal", help="compile and lint a template, then seal it (AES-256-GCM)")
     seal.add_argument("file", help="the plaintext template")
     seal.add_argument("-o", "--output", help="where to write the sealed file (default stdout)")
-    seal.add_argument("--id", default="apply_patch", help="template id bound into the seal (default apply_patch)")
+    seal.add_argument(
+        "--id", default="apply_patch", help="template id bound into the seal: primary, subagent, apply_patch or an id of your own (default apply_patch)"
+    )
     seal.add_argument("--version", type=int, default=1, help="template version bound into the seal (default 1)")
-    seal.add_argument("--key-file", help="key file (default: PROMPTD_VAULT_KEY, then config vault.key_file, then the shipped key)")
+    seal.add_argument("--key-file", help=key_help)
+    seal.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the guard lint (repeatable; default from config)")
     seal.set_defaults(handler=run_vault_seal)
+    verify = actions.add_parser("verify", help="check that a sealed file opens with the key, compiles and lints clean (prints no plaintext)")
+    verify.add_argument("file", help="the sealed file")
+    verify.add_argument("--id", help="the template id the file must hold (default: any)")
+    verify.add_argument("--key-file", help=key_help)
+    verify.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the guard lint (repeatable; default from config)")
+    verify.set_defaults(handler=run_vault_verify)
     opener = actions.add_parser("open", help="print the plaintext of a sealed template")
     opener.add_argument("file", nargs="?", help="sealed file (default: the configured or shipped Apply-Patch template)")
     opener.add_argument("-o", "--output", help="write the plaintext to this file (mode 0600) instead of stdout")
-    opener.add_argument("--id", default="apply_patch", help="the template id the file must hold (default apply_patch)")
-    opener.add_argument("--key-file", help="key file (default: PROMPTD_VAULT_KEY, then config vault.key_file, then the shipped key)")
+    opener.add_argument("--id", help="the template id the file must hold (default: any)")
+    opener.add_argument("--key-file", help=key_help)
     opener.set_defaults(handler=run_vault_open)
-    keygen = actions.add_parser("keygen", help="write a new random key to a file only you can read")
+    keygen = actions.add_parser("keygen", help="write a new random key to a file only you can read (missing folders are created, mode 0700)")
     keygen.add_argument("file")
     keygen.set_defaults(handler=run_vault_keygen)
 
@@ -136,54 +150,126 @@ def run_lint(config: Any, args: argparse.Namespace) -> int:
 # -- vault -------------------------------------------------------------------------------------
 
 
-def _vault_key(config: Any, key_file: str | None) -> tuple[bytes, str]:
+def _vault_key(config: Any, key_file: str | None) -> Any:
+    """The KeyChoice: --key-file, else the configuration's key source (vault.choose_key)."""
     from promptd.prompt import vault
 
     if key_file:
-        return vault.read_key_file(key_file), "key_file"
-    return vault.resolve_key(config.vault.key_file, os.environ)
+        return vault.KeyChoice(vault.read_key_file(key_file), "key_file", key_file)
+    return vault.choose_key(config.vault, os.environ)
+
+
+def _check_template(config: Any, name: str, source: str, exempt: list[str] | None) -> list[str]:
+    """Compiles and lints `source` as `prompt/lint` would; the findings as `name:line:col: kind:
+    message` lines (empty when clean). Nothing of the source itself is in them."""
+    from promptd.errors import TemplateSyntax
+    from promptd.prompt import lint
+    from promptd.prompt.engine import engine
+
+    try:
+        # Compiled, never cached: the sealed text must not stay behind in the compile cache.
+        engine().compile(source, name, cache=False)
+    except TemplateSyntax as exc:
+        return [f"{name}:{exc.data.get('line') or 1}:1: syntax: {exc.data.get('cause')}"]
+    kinds = config.prompt.exempt_kinds if exempt is None else exempt
+    return [f"{name}:{v.line}:{v.column}: {v.kind}: {v.message}" for v in lint.lint(source, kinds)]
 
 
 def run_vault_seal(config: Any, args: argparse.Namespace) -> int:
     from promptd.errors import PromptdError
     from promptd.prompt import vault
+    from promptd.prompt.context import SealedOverride
 
     try:
-        key, source = _vault_key(config, args.key_file)
+        SealedOverride(sealed=args.id)
+    except ValueError:
+        return _usage(f"--id {args.id!r}: use letters, digits, '.', '_' or '-' (at most 64)")
+    try:
         plaintext = bytearray(Path(args.file).read_bytes())
-    except PromptdError as exc:
-        return _failure("vault seal", exc.message, exc.kind)
     except OSError as exc:
         return _usage(f"cannot read {args.file}: {exc.strerror}")
     try:
-        sealed = vault.seal(plaintext, key, args.id, args.version)
+        try:
+            source = plaintext.decode("utf-8")
+        except UnicodeDecodeError:
+            return _usage(f"{args.file} is not UTF-8 text")
+        if vault.is_envelope(source):
+            return _usage(f"{args.file} is already sealed; seal the plaintext template")
+        findings = _check_template(config, args.file, source, args.exempt)
+        if findings:
+            print("\n".join(findings))
+            print(f"promptd vault seal: {args.file} was not sealed: fix the findings above first", file=sys.stderr)
+            return EXIT_FAILURE
+        try:
+            choice = _vault_key(config, args.key_file)
+        except PromptdError as exc:
+            return _failure("vault seal", exc.message, exc.kind)
+        sealed = vault.seal(plaintext, choice.key, args.id, args.version)
     finally:
         vault.wipe(plaintext)
-    if source == "default":
-        print("promptd vault seal: sealed with the shipped default key: this is obfuscation, not secrecy", file=sys.stderr)
-    if args.output:
-        Path(args.output).write_bytes(sealed)
-    else:
-        sys.stdout.buffer.write(sealed)
-        sys.stdout.flush()
+    if choice.source == "default":
+        print(
+            "promptd vault seal: sealed with the shipped default key: this is obfuscation, not secrecy "
+            '(render it with vault.key_source = "shipped")',
+            file=sys.stderr,
+        )
+    try:
+        if args.output:
+            Path(args.output).write_bytes(sealed)
+        else:
+            sys.stdout.buffer.write(sealed)
+            sys.stdout.flush()
+    except OSError as exc:
+        return _usage(f"cannot write {args.output}: {exc.strerror}")
     return EXIT_OK
 
 
-def run_vault_open(config: Any, args: argparse.Namespace) -> int:
+def _open_sealed(config: Any, args: argparse.Namespace, command: str) -> tuple[bytes | None, Any, int]:
+    """(plaintext, the sealed header, exit code): the file named, else the configured or shipped
+    Apply-Patch one, opened with the chosen key."""
     from promptd.errors import PromptdError
     from promptd.prompt import vault
 
     try:
-        key, source = _vault_key(config, args.key_file)
-        path = Path(args.file) if args.file else (Path(config.vault.template_file) if config.vault.template_file else vault.SHIPPED_FILE)
-        plaintext = vault.Vault(path=path, key=key, key_source=source, template_id=args.id).open_bytes()
+        choice = _vault_key(config, args.key_file)
+        if args.file:
+            path = Path(args.file)
+        else:
+            path = Path(vault.own_templates(config.vault).get(args.id or vault.APPLY_PATCH_ID) or vault.SHIPPED_FILE)
+        opened = vault.Vault(path=path, key=choice.key, key_source=choice.source, template_id=args.id or "", key_where=choice.where)
+        return opened.open_bytes(), opened.read(), EXIT_OK
     except PromptdError as exc:
-        return _failure("vault open", exc.message, exc.kind)
-    if args.output:
-        _write_private(args.output, plaintext)
-    else:
-        sys.stdout.buffer.write(plaintext)
-        sys.stdout.flush()
+        return None, None, _failure(command, exc.message, exc.kind)
+
+
+def run_vault_verify(config: Any, args: argparse.Namespace) -> int:
+    plaintext, header, code = _open_sealed(config, args, "vault verify")
+    if plaintext is None:
+        return code
+    try:
+        source = plaintext.decode("utf-8")
+    except UnicodeDecodeError:
+        return _failure("vault verify", f"{args.file} holds no UTF-8 text", "vault_locked")
+    findings = _check_template(config, args.file, source, args.exempt)
+    if findings:
+        print("\n".join(findings))
+        return EXIT_FAILURE
+    print(f"{args.file}: template {header.template_id!r} version {header.version} opens with the vault key, compiles and lints clean")
+    return EXIT_OK
+
+
+def run_vault_open(config: Any, args: argparse.Namespace) -> int:
+    plaintext, _, code = _open_sealed(config, args, "vault open")
+    if plaintext is None:
+        return code
+    try:
+        if args.output:
+            _write_private(args.output, plaintext)
+        else:
+            sys.stdout.buffer.write(plaintext)
+            sys.stdout.flush()
+    except OSError as exc:
+        return _usage(f"cannot write {args.output}: {exc.strerror}")
     return EXIT_OK
 
 
@@ -191,11 +277,28 @@ def run_vault_keygen(config: Any, args: argparse.Namespace) -> int:
     from promptd.prompt import vault
 
     try:
+        _private_folders(Path(args.file).parent)
         _write_private(args.file, vault.new_key().hex().encode() + b"\n", exclusive=True)
     except FileExistsError:
         return _usage(f"{args.file} already exists; refusing to overwrite a key")
+    except OSError as exc:
+        return _usage(f"cannot write the key to {args.file}: {exc.strerror}")
     print(f"wrote a new vault key to {args.file} (mode 0600)", file=sys.stderr)
     return EXIT_OK
+
+
+def _private_folders(folder: Path) -> None:
+    """Creates the missing folders of `folder`, each mode 0700 (only the ones created: an
+    existing folder keeps its mode)."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir(mode=0o700)
+        path.chmod(0o700)  # mkdir's mode is filtered by the umask
 
 
 def _write_private(name: str, data: bytes, exclusive: bool = False) -> None:

@@ -246,6 +246,15 @@ type TurnComposeParams struct {
 	Budget *int64 `json:"budget,omitempty"`
 }
 
+// One project instruction file (AGENTS.md and the like) the host discovered, in precedence
+// order. Carried and persisted with the context; the host delivers it as a reminder, not in the
+// system prompt (docs/templates.md).
+type AgentsMdFile struct {
+	FileName string `json:"file_name"`
+	FilePath string `json:"file_path"`
+	Content  string `json:"content"`
+}
+
 // AssembleResult is the result of "reminder/assemble".
 type AssembleResult struct {
 	// The wrapped block, empty when nothing was delivered
@@ -632,13 +641,25 @@ type PromptContext struct {
 	// true for SDKs, pipelines and other unattended use.
 	// Default: false.
 	IsNonInteractive bool `json:"is_non_interactive,omitempty"`
-	// Injected for the primary audience only.
+	// The agent's role: rendered for both audiences (a subagent's role is its own).
 	RoleInstructions *string `json:"role_instructions,omitempty"`
+	// The agent's persona: rendered for both audiences.
+	PersonaInstructions *string `json:"persona_instructions,omitempty"`
 	// Kept for primary; cleared by prompt/persist for subagent.
 	RoleSummaries []string `json:"role_summaries,omitempty"`
+	// Kept for primary; cleared by prompt/persist for subagent.
+	PersonaSummaries []string `json:"persona_summaries,omitempty"`
+	// Where the user's global memory lives (a template variable).
+	MemoryGlobalPath *string `json:"memory_global_path,omitempty"`
+	// Where this workspace's memory lives (a template variable).
+	MemoryWorkspacePath *string `json:"memory_workspace_path,omitempty"`
+	// Project instruction files in precedence order; carried, not rendered into the prompt.
+	AgentsMdFiles []AgentsMdFile `json:"agents_md_files,omitempty"`
+	// When the host built this context (ISO 8601, UTC); carried, not rendered.
+	BuildTimestampUtc *string `json:"build_timestamp_utc,omitempty"`
 	// The custom body: appended in extend mode, the whole prompt in full mode.
 	PromptBody *string `json:"prompt_body,omitempty"`
-	// Base template override: "none", "codex" (the sealed Apply-Patch template) or {"custom": "..."}.
+	// Base template override: "none", "codex" (the sealed Apply-Patch template), {"custom": "..."}, {"sealed": "<id>"} (a template sealed in the vault), or a legacy plain template string (read as {"custom": ...}).
 	// Default: "none".
 	SystemPrompt any `json:"system_prompt,omitempty"`
 }
@@ -749,6 +770,12 @@ const (
 	ScopeGlobal  Scope = "global"
 	ScopePerTurn Scope = "per_turn"
 )
+
+// `{"sealed": "<id>"}`: a base template kept sealed in the vault under that id (config
+// `vault.templates`); opened only while it renders.
+type SealedOverride struct {
+	Sealed string `json:"sealed"`
+}
 
 // SegmentType is a type of the promptd protocol (see protocol/openrpc.json).
 type SegmentType string

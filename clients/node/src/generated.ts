@@ -5,6 +5,17 @@ import type { RequestOptions } from "./connection.js";
 /** The protocol version of the document these types were generated from. */
 export const PROTOCOL_VERSION = "2026-11-01";
 
+/**
+ * One project instruction file (AGENTS.md and the like) the host discovered, in precedence
+ * order. Carried and persisted with the context; the host delivers it as a reminder, not in the
+ * system prompt (docs/templates.md).
+ */
+export interface AgentsMdFile {
+  file_name: string;
+  file_path: string;
+  content: string;
+}
+
 export interface AssembleParams {
   session: string;
   /** @default "" */
@@ -399,17 +410,29 @@ export interface PromptContext {
    * @default false
    */
   is_non_interactive?: boolean;
-  /** Injected for the primary audience only. */
+  /** The agent's role: rendered for both audiences (a subagent's role is its own). */
   role_instructions?: string | null;
+  /** The agent's persona: rendered for both audiences. */
+  persona_instructions?: string | null;
   /** Kept for primary; cleared by prompt/persist for subagent. */
   role_summaries?: string[];
+  /** Kept for primary; cleared by prompt/persist for subagent. */
+  persona_summaries?: string[];
+  /** Where the user's global memory lives (a template variable). */
+  memory_global_path?: string | null;
+  /** Where this workspace's memory lives (a template variable). */
+  memory_workspace_path?: string | null;
+  /** Project instruction files in precedence order; carried, not rendered into the prompt. */
+  agents_md_files?: AgentsMdFile[];
+  /** When the host built this context (ISO 8601, UTC); carried, not rendered. */
+  build_timestamp_utc?: string | null;
   /** The custom body: appended in extend mode, the whole prompt in full mode. */
   prompt_body?: string | null;
   /**
-   * Base template override: "none", "codex" (the sealed Apply-Patch template) or {"custom": "..."}.
+   * Base template override: "none", "codex" (the sealed Apply-Patch template), {"custom": "..."}, {"sealed": "<id>"} (a template sealed in the vault), or a legacy plain template string (read as {"custom": ...}).
    * @default "none"
    */
-  system_prompt?: "none" | "codex" | CustomOverride;
+  system_prompt?: "none" | "codex" | CustomOverride | SealedOverride;
 }
 
 export type PromptMode = "extend" | "full";
@@ -520,6 +543,14 @@ export interface SanitizeValueResult {
 }
 
 export type Scope = "global" | "per_turn";
+
+/**
+ * `{"sealed": "<id>"}`: a base template kept sealed in the vault under that id (config
+ * `vault.templates`); opened only while it renders.
+ */
+export interface SealedOverride {
+  sealed: string;
+}
 
 export type SegmentType = "text" | "citation" | "marker";
 

@@ -285,7 +285,8 @@ class Vault:
         except OSError as exc:
             raise VaultLocked(f"cannot read the sealed template {self.path}: {exc.strerror}", reason="missing_file", template_id=self.template_id) from None
         sealed = parse(data)
-        if sealed.template_id != self.template_id:
+        # An empty template_id accepts any (`promptd vault open` / `verify` without --id).
+        if self.template_id and sealed.template_id != self.template_id:
             raise VaultLocked(f"the sealed file holds template {sealed.template_id!r}, not {self.template_id!r}", reason="wrong_template")
         return sealed
 
