@@ -7,7 +7,7 @@ import json
 import pytest
 
 from promptd.errors import InvalidContext
-from promptd.prompt.context import Audience, CustomOverride, PromptMode, for_persistence, load_file, parse_context
+from promptd.prompt.context import Audience, CustomOverride, PromptMode, SealedOverride, for_persistence, load_file, parse_context
 
 
 def test_an_empty_context_has_the_documented_defaults():
@@ -48,6 +48,15 @@ def test_a_custom_override_holds_its_template_text():
         ({"system_prompt": "other"}, "system_prompt"),
         ({"system_prompt": {"custom": 1}}, "system_prompt.custom"),
         ({"system_prompt": {"custom": "x", "extra": 1}}, "system_prompt.extra"),
+        ({"system_prompt": "codec"}, "system_prompt"),
+        ({"system_prompt": " None_ "}, "system_prompt"),
+        ({"system_prompt": {"sealed": "has space"}}, "system_prompt.sealed"),
+        ({"system_prompt": {"sealed": "x", "custom": "y"}}, "system_prompt.custom"),
+        ({"persona_summaries": [1]}, "persona_summaries.0"),
+        ({"agents_md_files": [{"file_name": "AGENTS.md", "content": "x"}]}, "agents_md_files.0.file_path"),
+        ({"agents_md_files": [{"file_name": "a", "file_path": "b", "content": "c", "size": 1}]}, "agents_md_files.0.size"),
+        ({"build_timestamp_utc": 1700000000}, "build_timestamp_utc"),
+        ({"memory_global_path": False}, "memory_global_path"),
     ],
 )
 def test_a_bad_context_is_an_invalid_context_error_naming_the_field(data, field):
@@ -98,3 +107,36 @@ def test_a_persisted_context_parses_back_to_the_same_context():
     stored = for_persistence(context).model_dump(mode="json")
     assert stored["prompt_mode"] == "full" and stored["version"] == 1
     assert parse_context(json.loads(json.dumps(stored))) == context
+
+
+def test_the_reference_pipelines_fields_are_accepted_and_kept():
+    data = {
+        "persona_instructions": "Be terse.",
+        "persona_summaries": ["- **reviewer** [user]: reads diffs"],
+        "memory_global_path": "~/.grok/memory",
+        "memory_workspace_path": "/repo/.grok/memory",
+        "agents_md_files": [{"file_name": "AGENTS.md", "file_path": "/repo/AGENTS.md", "content": "# Rules"}],
+        "build_timestamp_utc": "2025-06-15T12:00:00+00:00",
+    }
+    context = parse_context(data)
+    stored = for_persistence(context).model_dump(mode="json")
+    assert {key: stored[key] for key in data} == data
+    assert parse_context(stored) == context
+
+
+@pytest.mark.parametrize(
+    "legacy", ["You are a coding agent running in the CLI.", "${{ system_prompt_label }}", "Short.", "line one\nline two", "nonex!"]
+)
+def test_a_legacy_plain_string_system_prompt_is_a_custom_template(legacy):
+    assert parse_context({"system_prompt": legacy}).system_prompt == CustomOverride(custom=legacy)
+
+
+def test_a_sealed_override_names_a_vault_template():
+    assert parse_context({"system_prompt": {"sealed": "team.primary-2"}}).system_prompt == SealedOverride(sealed="team.primary-2")
+
+
+def test_persisting_a_subagent_context_clears_persona_summaries_too():
+    subagent = parse_context({"audience": "subagent", "persona_summaries": ["reviewer"], "persona_instructions": "p"})
+    stored = for_persistence(subagent)
+    assert stored.persona_summaries == [] and stored.persona_instructions == "p"
+    assert for_persistence(parse_context({"persona_summaries": ["reviewer"]})).persona_summaries == ["reviewer"]
