@@ -417,3 +417,13 @@ def test_serve_with_a_missing_key_file_exits_2_with_one_line(tmp_path):
     assert result.returncode == 2 and len(lines) == 1 and str(missing) in lines[0] and "Traceback" not in lines[0]
     unset = cli("serve", env={"PROMPTD_VAULT__KEY_SOURCE": "env"}, stdin=b"")
     assert unset.returncode == 2 and vault.KEY_ENV in unset.stderr.decode() and len(unset.stderr.decode().strip().splitlines()) == 1
+
+
+def test_a_tilde_in_configured_paths_means_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    key = vault.new_key()
+    _key_file(tmp_path, key)
+    (tmp_path / "p.sealed").write_bytes(vault.seal(b"Home primary.", key, "primary"))
+    config = VaultConfig(key_file="~/vault.key", templates={"primary": "~/p.sealed"})
+    assert vault.startup_report(config, {})["templates"] == ["primary"]
+    assert _render_with(config, {}).text == "Home primary."

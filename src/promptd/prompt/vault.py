@@ -85,7 +85,7 @@ def parse_key(text: bytes | str, where: str) -> bytes:
 
 
 def read_key_file(path: str | Path) -> bytes:
-    path = Path(path)
+    path = Path(path).expanduser()
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -139,7 +139,8 @@ def own_templates(config: Any) -> dict[str, str]:
     files = dict(getattr(config, "templates", None) or {})
     if config.template_file:
         files.setdefault(APPLY_PATCH_ID, config.template_file)
-    return files
+    # "~/..." in promptd.toml means the home folder, as it would in a shell.
+    return {template_id: str(Path(path).expanduser()) for template_id, path in files.items()}
 
 
 def choose_key(config: Any, environ: Mapping[str, str]) -> KeyChoice:
