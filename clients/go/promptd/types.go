@@ -742,7 +742,7 @@ type ReminderPart struct {
 // RenderResult is the result of "prompt/render".
 type RenderResult struct {
 	Text string `json:"text"`
-	// The base template used, or `full` when the body alone was rendered.
+	// The base template used (`custom` also for a `{"sealed": id}` override; a sealed primary or subagent is still `primary` / `subagent`), or `full` when the body alone was rendered.
 	Template TemplateName `json:"template"`
 	// Hex SHA-256 of the UTF-8 text.
 	SHA256 string `json:"sha256"`

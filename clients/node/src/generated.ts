@@ -512,7 +512,7 @@ export interface RenderParams {
 
 export interface RenderResult {
   text: string;
-  /** The base template used, or `full` when the body alone was rendered. */
+  /** The base template used (`custom` also for a `{"sealed": id}` override; a sealed primary or subagent is still `primary` / `subagent`), or `full` when the body alone was rendered. */
   template: TemplateName;
   /** Hex SHA-256 of the UTF-8 text. */
   sha256: string;

@@ -47,7 +47,9 @@ class RenderParams(_WithContext):
 
 class RenderResult(ApiModel):
     text: str
-    template: TemplateName = Field(description="The base template used, or `full` when the body alone was rendered.")
+    template: TemplateName = Field(
+        description="The base template used (`custom` also for a `{\"sealed\": id}` override; a sealed primary or subagent is still `primary` / `subagent`), or `full` when the body alone was rendered."
+    )
     sha256: str = Field(description="Hex SHA-256 of the UTF-8 text.")
     chars: int = Field(description="Length of the text in Unicode code points.")
 
