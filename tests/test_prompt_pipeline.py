@@ -400,3 +400,15 @@ def test_a_full_mode_body_rendering_to_nothing_is_an_error():
     with pytest.raises(TemplateRender) as caught:
         render({"prompt_mode": "full", "prompt_body": "${% if false %}x${% endif %}"})
     assert caught.value.data["template"] == "full"
+
+
+def test_the_output_formatting_leaves_a_strict_undefined_value_to_fail():
+    from jinja2 import StrictUndefined, UndefinedError
+
+    from promptd.prompt.filters import reference_finalize, reference_text
+
+    missing = StrictUndefined(name="working_dir")
+    assert reference_finalize(missing) is missing
+    for value in (missing, [missing], {"k": missing}):
+        with pytest.raises(UndefinedError):
+            reference_text(value)

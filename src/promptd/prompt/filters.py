@@ -247,6 +247,9 @@ def reference_text(value: Any) -> str:
     """`value` as MiniJinja prints it in output, `~` and `|string`; refused over the size cap."""
     if isinstance(value, str):
         return value
+    if isinstance(value, Undefined):
+        # Its own str(): empty text when lenient, an error naming the variable when strict.
+        return str(value)
     # A bound first, from sizes alone: a list shared at every level of 40 nested lists is
     # measured in 40 steps here, and would take 2**40 to print.
     limits.require_text(value, "an output value")
@@ -279,7 +282,7 @@ class _Printer:
         if depth > _MAX_PRINT_DEPTH:
             raise limits.refuse("an output value")
         if isinstance(value, Undefined):
-            self.add("")
+            self.add(str(value))
         elif isinstance(value, str):
             self.add(_quoted(value))
         elif value is None:
@@ -345,8 +348,8 @@ def _float_text(value: float) -> str:
 
 def reference_finalize(value: Any) -> Any:
     """The engine's `finalize`: every `${{ }}` value goes out as the reference prints it."""
-    if isinstance(value, str):
-        return value
+    if isinstance(value, (str, Undefined)):
+        return value  # an undefined value prints (or, when strict, fails) by its own rules
     return reference_text(value)
 
 
