@@ -427,3 +427,14 @@ def test_a_tilde_in_configured_paths_means_the_home_folder(tmp_path, monkeypatch
     config = VaultConfig(key_file="~/vault.key", templates={"primary": "~/p.sealed"})
     assert vault.startup_report(config, {})["templates"] == ["primary"]
     assert _render_with(config, {}).text == "Home primary."
+
+
+def test_initialize_config_with_a_missing_key_file_is_refused_and_changes_nothing(tmp_path):
+    from promptd.local import Local, LocalError
+
+    door = Local()
+    with pytest.raises(LocalError) as caught:
+        door.call("initialize", {"config": {"vault": {"key_file": str(tmp_path / "missing.key")}}})
+    assert caught.value.kind == "invalid_config"
+    assert door.runtime.config.vault.key_file is None
+    assert "Begin Patch" in door.call("prompt/render", {"context": {"system_prompt": "codex"}, "tools": {"by_kind": {"patch": "apply_patch"}}})["text"]
