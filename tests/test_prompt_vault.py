@@ -103,16 +103,6 @@ def test_keys_are_read_as_hex_base64_or_raw_bytes():
             vault.parse_key(bad, "env")
 
 
-def test_the_key_comes_from_the_environment_then_the_key_file_then_the_default(tmp_path):
-    env_key, file_key = vault.new_key(), vault.new_key()
-    key_file = tmp_path / "vault.key"
-    key_file.write_text(file_key.hex())
-    key_file.chmod(0o600)
-    assert vault.resolve_key(str(key_file), {vault.KEY_ENV: env_key.hex()}) == (env_key, "env")
-    assert vault.resolve_key(str(key_file), {}) == (file_key, "key_file")
-    assert vault.resolve_key(None, {}) == (vault.DEFAULT_KEY, "default")
-
-
 @pytest.mark.parametrize("mode", [0o640, 0o604, 0o660, 0o644])
 def test_a_key_file_others_can_read_is_refused(tmp_path, mode):
     key_file = tmp_path / "vault.key"

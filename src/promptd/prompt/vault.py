@@ -1,4 +1,5 @@
-"""The template vault: the Apply-Patch template stored sealed with AES-256-GCM.
+"""The template vault: templates stored sealed with AES-256-GCM (the shipped Apply-Patch one, and
+any a deployment seals for a slot or an id of its own: config `vault.templates`).
 
 Domain layer: must not import promptd.rpc or promptd.methods; `cryptography` is imported inside
 the functions that need it, so loading this module costs nothing at server start-up.
@@ -104,16 +105,6 @@ def read_key_file(path: str | Path) -> bytes:
     except OSError as exc:
         raise VaultLocked(f"cannot read the vault key file {path}: {exc.strerror}", reason="key_file_missing", key_source="key_file", key_where=str(path)) from None
     return parse_key(data, f"the key file {path}")
-
-
-def resolve_key(key_file: str | None, environ: Mapping[str, str]) -> tuple[bytes, str]:
-    """(key, where it came from): PROMPTD_VAULT_KEY, then the configured key file, then the
-    shipped default key (the `auto` key source)."""
-    if environ.get(KEY_ENV):
-        return parse_key(environ[KEY_ENV], KEY_ENV), "env"
-    if key_file:
-        return read_key_file(key_file), "key_file"
-    return DEFAULT_KEY, "default"
 
 
 @dataclass(frozen=True, slots=True)
