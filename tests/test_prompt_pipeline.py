@@ -412,3 +412,10 @@ def test_the_output_formatting_leaves_a_strict_undefined_value_to_fail():
     for value in (missing, [missing], {"k": missing}):
         with pytest.raises(UndefinedError):
             reference_text(value)
+
+
+def test_include_browser_verification_may_come_from_the_context_and_a_flag_still_wins():
+    probe = {"custom": "${{ include_browser_verification }}"}
+    assert render({"system_prompt": probe}).text == "false"
+    assert render({"system_prompt": probe, "include_browser_verification": True}).text == "true"
+    assert render({"system_prompt": probe, "include_browser_verification": True}, flags={"include_browser_verification": False}).text == "false"

@@ -641,6 +641,9 @@ type PromptContext struct {
 	// true for SDKs, pipelines and other unattended use.
 	// Default: false.
 	IsNonInteractive bool `json:"is_non_interactive,omitempty"`
+	// The default of the flag of the same name (a request's flags still win), kept with the context as in the reference pipeline.
+	// Default: false.
+	IncludeBrowserVerification bool `json:"include_browser_verification,omitempty"`
 	// The agent's role: rendered for both audiences (a subagent's role is its own).
 	RoleInstructions *string `json:"role_instructions,omitempty"`
 	// The agent's persona: rendered for both audiences.

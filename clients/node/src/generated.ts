@@ -410,6 +410,11 @@ export interface PromptContext {
    * @default false
    */
   is_non_interactive?: boolean;
+  /**
+   * The default of the flag of the same name (a request's flags still win), kept with the context as in the reference pipeline.
+   * @default false
+   */
+  include_browser_verification?: boolean;
   /** The agent's role: rendered for both audiences (a subagent's role is its own). */
   role_instructions?: string | null;
   /** The agent's persona: rendered for both audiences. */

@@ -93,6 +93,9 @@ class PromptContext(BaseModel):
     working_directory: StrictStr | None = None
     current_date: StrictStr | None = None
     is_non_interactive: StrictBool = Field(False, description="true for SDKs, pipelines and other unattended use.")
+    include_browser_verification: StrictBool = Field(
+        False, description="The default of the flag of the same name (a request's flags still win), kept with the context as in the reference pipeline."
+    )
     role_instructions: StrictStr | None = Field(None, description="The agent's role: rendered for both audiences (a subagent's role is its own).")
     persona_instructions: StrictStr | None = Field(None, description="The agent's persona: rendered for both audiences.")
     role_summaries: list[StrictStr] = Field(default_factory=list, description="Kept for primary; cleared by prompt/persist for subagent.")

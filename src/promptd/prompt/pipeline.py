@@ -70,7 +70,7 @@ def default_flags(context: PromptContext) -> dict[str, bool]:
         "has_unix_utilities": not (is_windows and (not shell or shell in WINDOWS_NATIVE_SHELLS)),
         # promptd delivers system reminders; a host that does not can say so.
         "system_reminders_enabled": True,
-        "include_browser_verification": False,
+        "include_browser_verification": context.include_browser_verification,
     }
 
 
