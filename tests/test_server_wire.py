@@ -398,16 +398,18 @@ def test_the_writer_reports_congestion_and_room_again(monkeypatch):
     import os as _os
     import threading as _threading
 
-    from promptd import server as server_module
+    from promptd import writer as server_module
 
     monkeypatch.setattr(server_module, "BACKLOG_HIGH", 256 << 10)
     monkeypatch.setattr(server_module, "BACKLOG_LOW", 64 << 10)
     read_end, write_end = _os.pipe()
     room = _threading.Event()
     writer = server_module.FrameWriter(write_end, on_room=room.set)
+    from promptd.rpc.messages import encode
+
     frame = {"jsonrpc": "2.0", "id": 1, "result": {"text": "z" * 4000}}
     for _ in range(200):  # ~800 KiB, far more than a pipe holds
-        writer.send(frame)
+        writer.write(encode(frame))
     assert writer.congested()
     import select as _select
 

@@ -10,11 +10,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from promptd.app import Runtime  # noqa: E402
 from promptd.config import load  # noqa: E402
 from promptd.methods import TABLE  # noqa: E402
-from promptd.server import Server, protect_stdout  # noqa: E402
+from promptd.server import serve  # noqa: E402
 from tests.support.test_methods import TEST_METHODS  # noqa: E402
 
 if __name__ == "__main__":
     runtime = Runtime(load())
     table = dict(TABLE)
     table.update({m.name: m for m in TEST_METHODS})
-    raise SystemExit(Server(runtime, 0, protect_stdout(), table=table).run())
+    serve(runtime, table=table)
