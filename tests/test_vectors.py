@@ -1,5 +1,7 @@
 """Replays protocol/vectors/ against a spawned server and in-process: the same files the Node
-and Go suites replay."""
+and Go suites replay. Method vectors (`<area>/<case>.json`) are one request each; wire vectors
+(`wire/<case>.json`) are raw bytes in and frames out, replayed against the protocol connection in
+memory and against spawned servers."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ import pytest
 
 from conftest import VECTORS, call_in_process
 from promptd.methods.boundary import RpcFailure
+from support import wire
 
-CASES = sorted(VECTORS.glob("*/*.json"))
+CASES = sorted(path for path in VECTORS.glob("*/*.json") if path.parent.name != "wire")
+WIRE_CASES = sorted(wire.WIRE_VECTORS.glob("*.json"))
 
 
 def load(path):
@@ -51,3 +55,17 @@ def test_vector_in_process(path):
     except RpcFailure as failure:
         reply = {"error": {"code": failure.code, "message": failure.message, "data": failure.data}}
     check(case, reply)
+
+
+def test_there_are_wire_vectors_for_every_kind_of_input():
+    assert len(WIRE_CASES) >= 20
+
+
+@pytest.mark.parametrize("path", WIRE_CASES, ids=lambda p: p.stem)
+def test_wire_vector_against_the_connection_in_memory(path):
+    wire.replay_in_memory(wire.load(path))
+
+
+def test_every_wire_vector_replays_against_a_spawned_server():
+    # One server per vector (each ends its server), all started at once.
+    wire.replay_spawned([wire.load(path) for path in WIRE_CASES])
