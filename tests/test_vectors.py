@@ -66,6 +66,12 @@ def test_wire_vector_against_the_connection_in_memory(path):
     wire.replay_in_memory(wire.load(path))
 
 
-def test_every_wire_vector_replays_against_a_spawned_server():
-    # One server per vector (each ends its server), all started at once.
-    wire.replay_spawned([wire.load(path) for path in WIRE_CASES])
+def test_every_wire_vector_replays_against_the_stdio_transport_over_pipes():
+    # One transport per vector (each vector ends its server), all running at once in this process.
+    wire.replay_over_pipes([wire.load(path) for path in WIRE_CASES])
+
+
+def test_a_whole_session_vector_replays_against_a_spawned_server():
+    # The full lifecycle, down to the process's own exit status (the Node and Go suites replay
+    # every vector this way).
+    wire.replay_spawned([wire.load(wire.WIRE_VECTORS / "shutdown_refuses_then_exit_zero.json")])

@@ -8,6 +8,7 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from io import StringIO
@@ -166,64 +167,114 @@ def replay_in_memory(case: dict[str, Any]) -> None:
     check(case, got, driver.exit_code)
 
 
-class Spawned:
-    """One `promptd serve` replaying one vector: writes its input (waiting where it says), closes
-    stdin, reads every frame until stdout closes."""
+class _Replay:
+    """One vector replayed over real pipes: writes its input (waiting where it says), closes the
+    input, reads every frame until the output closes."""
 
-    def __init__(self, case: dict[str, Any]) -> None:
+    def __init__(self, case: dict[str, Any], write_fd: int, read_fd: int) -> None:
         self.case = case
-        env = dict(os.environ, PROMPTD_LOG_LEVEL="warning")
-        if "max_message_bytes" in case:
-            env["PROMPTD_MAX_MESSAGE_BYTES"] = str(case["max_message_bytes"])
-        self.proc = subprocess.Popen([sys.executable, "-m", "promptd", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.write_fd: int | None = write_fd
+        self.read_fd = read_fd
         self.pieces = chunks(case)
         self.buffer = b""
         self.got: list[Any] = []
 
     def step(self, deadline: float) -> bool:
-        """Does what can be done now; True when the replay is over."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        while self.pieces and not self.proc.stdin.closed:
+        """Does what can be done now; True when the output has ended."""
+        while self.pieces and self.write_fd is not None:
             piece = self.pieces[0]
             if isinstance(piece, int):
                 if len(self.got) < piece:
                     break
             else:
                 try:
-                    self.proc.stdin.write(piece)
-                    self.proc.stdin.flush()
+                    view = memoryview(piece)
+                    while view:
+                        view = view[os.write(self.write_fd, view) :]
                 except BrokenPipeError:
-                    self.pieces.clear()  # the server exited (an `exit` in the input)
+                    self.pieces.clear()  # the server is gone (an `exit` in the input)
                     break
             self.pieces.pop(0)
-        if not self.pieces and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except BrokenPipeError:
-                pass
-        if not select.select([self.proc.stdout], [], [], 0.01)[0]:
+        if not self.pieces and self.write_fd is not None:
+            os.close(self.write_fd)
+            self.write_fd = None
+        if not select.select([self.read_fd], [], [], 0.01)[0]:
             assert time.monotonic() < deadline, f"{self.case['description']}: no end of output; got {self.got}"
             return False
-        chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+        chunk = os.read(self.read_fd, 1 << 16)
         self.buffer += chunk
         *lines, self.buffer = self.buffer.split(b"\n")
         self.got += [json.loads(line) for line in lines if line]
         return not chunk
 
+    def close(self) -> None:
+        if self.write_fd is not None:
+            os.close(self.write_fd)
+        os.close(self.read_fd)
+
+
+def _run_all(replays: list[_Replay], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    pending = list(replays)
+    while pending:
+        pending = [run for run in pending if not run.step(deadline)]
+
 
 def replay_spawned(cases: list[dict[str, Any]], timeout: float = 60.0) -> None:
-    """Replays every case on a server of its own, all at once (each vector ends its server)."""
-    runs = [Spawned(case) for case in cases]
-    deadline = time.monotonic() + timeout
+    """Replays each case on a `promptd serve` process of its own (each vector ends its server),
+    all at once: the exit status is the process's."""
+    procs, replays = [], []
     try:
-        pending = list(runs)
-        while pending:
-            pending = [run for run in pending if not run.step(deadline)]
-        for run in runs:
-            check(run.case, run.got, run.proc.wait(timeout=10))
+        for case in cases:
+            env = dict(os.environ, PROMPTD_LOG_LEVEL="warning")
+            if "max_message_bytes" in case:
+                env["PROMPTD_MAX_MESSAGE_BYTES"] = str(case["max_message_bytes"])
+            proc = subprocess.Popen([sys.executable, "-m", "promptd", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            assert proc.stdin is not None and proc.stdout is not None
+            procs.append(proc)
+            replays.append(_Replay(case, os.dup(proc.stdin.fileno()), os.dup(proc.stdout.fileno())))
+            proc.stdin.close()
+            proc.stdout.close()
+        _run_all(replays, timeout)
+        for run, proc in zip(replays, procs):
+            check(run.case, run.got, proc.wait(timeout=10))
     finally:
-        for run in runs:
-            if run.proc.poll() is None:
-                run.proc.kill()
-            assert run.proc.stdout is not None
-            run.proc.stdout.close()
+        for run in replays:
+            run.close()
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+
+
+def replay_over_pipes(cases: list[dict[str, Any]], timeout: float = 60.0) -> None:
+    """Replays each case on the real stdio transport (promptd.server.Server) over real pipes, in a
+    thread of this process: the transport's reading, tasks and writer without a process start."""
+    from promptd.server import Server
+
+    servers, replays = [], []
+    try:
+        for case in cases:
+            config = Config().merged({"max_message_bytes": case.get("max_message_bytes", 16 << 20)})
+            in_r, in_w = os.pipe()
+            out_r, out_w = os.pipe()
+            server = Server(Runtime(config, Logger("warning")), in_r, out_w)
+            status: list[int] = []
+
+            def run(server: Server = server, status: list[int] = status, fds: tuple[int, int] = (in_r, out_w)) -> None:
+                try:
+                    status.append(server.run())
+                finally:
+                    for fd in fds:  # the output ends as a process's would
+                        os.close(fd)
+
+            thread = threading.Thread(target=run, daemon=True)
+            thread.start()
+            servers.append((thread, status))
+            replays.append(_Replay(case, in_w, out_r))
+        _run_all(replays, timeout)
+        for replay, (thread, status) in zip(replays, servers):
+            thread.join(10)
+            check(replay.case, replay.got, status[0] if status else None)
+    finally:
+        for replay in replays:
+            replay.close()
