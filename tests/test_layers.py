@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # The doors: the command line, the stdio server, the in-process door; and the generator of
     # protocol/ and the docs tables (a build tool that reads the method table).
-    ("promptd.__main__", "promptd.cli", "promptd.cli_prompt", "promptd.server", "promptd.writer", "promptd.local", "promptd.generate"),
+    ("promptd.__main__", "promptd.cli", "promptd.cli_prompt", "promptd.server", "promptd.reader", "promptd.peer", "promptd.writer", "promptd.local", "promptd.generate"),
     # The method table, its thin adapters, and the one exception-to-wire boundary.
     ("promptd.methods",),
     # What the methods stand on: the runtime a door serves (configuration applied, registries,
@@ -38,8 +38,9 @@ ALSO: dict[str, frozenset[str]] = {
     "promptd.__main__": frozenset({"promptd.cli"}),
     # Commands reach the method table only through the in-process door; `serve` starts the server.
     "promptd.cli": frozenset({"promptd.cli_prompt", "promptd.local", "promptd.server"}),
-    # The stdio transport writes through its frame writer.
-    "promptd.server": frozenset({"promptd.writer"}),
+    # The stdio transport: its input reader, its frame writer, the client as a peer of handlers.
+    "promptd.server": frozenset({"promptd.reader", "promptd.peer", "promptd.writer"}),
+    "promptd.peer": frozenset({"promptd.writer"}),
     "promptd.cli_prompt": frozenset({"promptd.local"}),
     # Assembly runs the reminder providers: it formats reminders, reads sessions and todos.
     "promptd.assembly": frozenset({"promptd.reminders", "promptd.sessions", "promptd.todos"}),

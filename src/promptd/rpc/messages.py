@@ -15,7 +15,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -116,30 +116,27 @@ def classify(obj: Any) -> Message:
         return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "not_an_object"}))
     has_id = "id" in obj
     raw_id = obj.get("id")
-    id_ok = _valid_id(raw_id)
-    reply_id = raw_id if id_ok else None
+    reply_id = raw_id if _valid_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": "bad_version"}))
     method = obj.get("method")
     if method is None and has_id and ("result" in obj or "error" in obj):
-        if not id_ok:
+        if reply_id is None:
             return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "invalid_id"}))
-        return Response(raw_id, obj.get("result"), obj.get("error"))
+        return Response(reply_id, obj.get("result"), obj.get("error"))
     if not isinstance(method, str):
         return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": "invalid_method"}))
-    if has_id and not id_ok:
+    if has_id and reply_id is None:
         return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "invalid_id"}))
     params = obj.get("params")
     if "params" in obj and not isinstance(params, (dict, list)):
-        if has_id:
-            return Invalid(error_frame(raw_id, codes.INVALID_REQUEST, data={"kind": "invalid_params_type"}))
-        return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "invalid_params_type"}))
-    if not has_id:
+        return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": "invalid_params_type"}))
+    if reply_id is None:
         return Notification(method, params)
-    return Request(raw_id, method, params)
+    return Request(reply_id, method, params)
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: Any) -> TypeGuard[Id]:
     # Strings and integers only: null, fractions, booleans and structures are refused, so every
     # id the server echoes is one a client can correlate exactly.
     if isinstance(value, bool):
