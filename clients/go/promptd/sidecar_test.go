@@ -36,9 +36,16 @@ type vector struct {
 }
 
 func TestEverySharedVectorGivesItsExpectedAnswer(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(vectorsDir, "*", "*.json"))
+	all, err := filepath.Glob(filepath.Join(vectorsDir, "*", "*.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// wire/ holds raw-bytes vectors, replayed by TestEveryWireVectorGivesItsFrames.
+	var paths []string
+	for _, path := range all {
+		if filepath.Base(filepath.Dir(path)) != "wire" {
+			paths = append(paths, path)
+		}
 	}
 	if len(paths) == 0 {
 		t.Fatalf("no vectors under %s", vectorsDir)
