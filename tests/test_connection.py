@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from promptd.rpc import connection as rpc
 from promptd.rpc.messages import encode
-from support.wire import Driver, frames
+from support.wire import WIRE_VECTORS, Driver, chunks, frames, load
 
 PARSE, INVALID, NOT_FOUND, PARAMS, INTERNAL, SHUT_DOWN, CANCELLED = -32700, -32600, -32601, -32602, -32603, -32002, -32800
 WRAP = {"key": "k", "body": "b"}
@@ -387,3 +389,23 @@ def test_a_call_we_stop_waiting_for_is_cancelled_at_the_client_and_its_late_answ
 
 def test_notifications_we_send_are_plain_frames(peer):
     assert peer.conn.send_notification("event/spilled", {"path": "/p"}) == encode({"jsonrpc": "2.0", "method": "event/spilled", "params": {"path": "/p"}})
+
+
+# ---- independence from how the input is cut ----------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(sorted(WIRE_VECTORS.glob("*.json"))), st.lists(st.integers(1, 64), min_size=1, max_size=8))
+def test_every_wire_vector_gives_the_same_frames_however_its_bytes_are_cut(path, cuts):
+    case = load(path)
+    data = b"".join(piece for piece in chunks(case) if isinstance(piece, bytes))
+    whole = Driver(max_message_bytes=case.get("max_message_bytes", 16 << 20))
+    expected = whole.feed(data) + whole.feed(b"")
+    peer = Driver(max_message_bytes=case.get("max_message_bytes", 16 << 20))
+    got, at, step = [], 0, 0
+    while at < len(data):
+        size = cuts[step % len(cuts)]
+        got += peer.feed(data[at : at + size])
+        at, step = at + size, step + 1
+    got += peer.feed(b"")
+    assert got == expected and peer.exit_code == whole.exit_code
