@@ -203,31 +203,29 @@ def test_a_client_that_reads_slowly_gets_every_frame_whole_and_in_order(shared_s
 
 
 def test_the_writer_reports_congestion_and_room_again(monkeypatch):
-    import os as _os
-    import threading as _threading
+    import os
+    import select
+    import threading
 
-    from promptd import writer as server_module
-
-    monkeypatch.setattr(server_module, "BACKLOG_HIGH", 256 << 10)
-    monkeypatch.setattr(server_module, "BACKLOG_LOW", 64 << 10)
-    read_end, write_end = _os.pipe()
-    room = _threading.Event()
-    writer = server_module.FrameWriter(write_end, on_room=room.set)
+    from promptd import writer as writer_module
     from promptd.rpc.messages import encode
 
-    frame = {"jsonrpc": "2.0", "id": 1, "result": {"text": "z" * 4000}}
+    monkeypatch.setattr(writer_module, "BACKLOG_HIGH", 256 << 10)
+    monkeypatch.setattr(writer_module, "BACKLOG_LOW", 64 << 10)
+    read_end, write_end = os.pipe()
+    room = threading.Event()
+    writer = writer_module.FrameWriter(write_end, on_room=room.set)
+    frame = encode({"jsonrpc": "2.0", "id": 1, "result": {"text": "z" * 4000}})
     for _ in range(200):  # ~800 KiB, far more than a pipe holds
-        writer.write(encode(frame))
+        writer.write(frame)
     assert writer.congested()
-    import select as _select
-
     received = 0
     deadline = time.monotonic() + 20
     while not room.is_set():
         assert time.monotonic() < deadline, "the writer never reported room"
-        if _select.select([read_end], [], [], 0.1)[0]:
-            received += len(_os.read(read_end, 1 << 16))
+        if select.select([read_end], [], [], 0.1)[0]:
+            received += len(os.read(read_end, 1 << 16))
     assert not writer.congested() and received > 0
-    _os.set_blocking(read_end, False)
+    os.set_blocking(read_end, False)
     writer.close(timeout=0.1)
-    _os.close(read_end)
+    os.close(read_end)

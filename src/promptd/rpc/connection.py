@@ -158,8 +158,8 @@ class Connection:
         self._lines: deque[bytes | Oversize] = deque()
         self._events: deque[Event] = deque()
         self._eof = False
-        # Requests answered by the transport and not yet answered: id -> the batch it belongs to
-        # (its slot index), or None for a request on its own line.
+        # Requests handed to the transport (Call events) and not yet answered: id -> the batch it
+        # belongs to and its slot there, or None for a request on its own line.
         self._in_flight: dict[Id, tuple[_Batch, int] | None] = {}
         self._outgoing = OutgoingCalls()
 
