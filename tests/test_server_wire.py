@@ -229,3 +229,45 @@ def test_the_writer_reports_congestion_and_room_again(monkeypatch):
     os.set_blocking(read_end, False)
     writer.close(timeout=0.1)
     os.close(read_end)
+
+
+def test_a_handler_that_ignores_its_cancellation_still_has_its_request_answered_once_at_exit():
+    # The real transport over pipes, in a thread of this process: the handler is defined here.
+    import asyncio
+    import os
+    import threading
+
+    from promptd.api.base import Empty
+    from promptd.app import Runtime
+    from promptd.config import Config
+    from promptd.logs import Logger
+    from promptd.methods import TABLE
+    from promptd.methods.base import Method
+    from promptd.server import Server
+
+    async def stubborn(params, ctx):
+        while True:
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                continue
+
+    table = {**TABLE, "test/stubborn": Method("test/stubborn", Empty, Empty, stubborn, "ignores cancellation")}
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    server = Server(Runtime(Config(), Logger("warning")), in_r, out_w, table=table)
+    status = []
+    thread = threading.Thread(target=lambda: status.append(server.run()), daemon=True)
+    thread.start()
+    os.write(in_w, lines(req("s", "test/stubborn", {})))
+    time.sleep(0.1)
+    os.write(in_w, lines(EXIT))
+    thread.join(10)
+    assert status == [1]
+    os.close(out_w)
+    out = b""
+    while chunk := os.read(out_r, 1 << 16):
+        out += chunk
+    assert [json.loads(line) for line in out.splitlines()] == [{"jsonrpc": "2.0", "id": "s", "error": {"code": CANCELLED, "message": "Request cancelled", "data": {"kind": "cancelled"}}}]
+    for fd in (in_r, in_w, out_r):
+        os.close(fd)

@@ -260,6 +260,9 @@ class Server:
         async def finish() -> None:
             if running:
                 await asyncio.wait(running, timeout=STOP_GRACE_S)
+            for ident in set(self._running) & self.conn.in_flight:
+                # A handler that ignored its cancellation: its request is still answered, once.
+                self.writer.write(self.conn.send_cancelled(ident))
             self._done.set()
 
         self._loop.create_task(finish())
