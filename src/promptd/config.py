@@ -106,7 +106,7 @@ class Config(Section):
     # runaway writer cannot exhaust memory.
     max_message_bytes: int = Field(16 << 20, ge=1024)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    # How long SIGTERM waits for in-flight requests before cancelling them.
+    # How long SIGTERM and end of input wait for in-flight requests before cancelling them.
     shutdown_deadline_ms: int = Field(5000, ge=0)
     reminders: RemindersConfig = Field(default_factory=RemindersConfig)
     keys: KeysConfig = Field(default_factory=KeysConfig)
