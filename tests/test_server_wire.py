@@ -271,3 +271,27 @@ def test_a_handler_that_ignores_its_cancellation_still_has_its_request_answered_
     assert [json.loads(line) for line in out.splitlines()] == [{"jsonrpc": "2.0", "id": "s", "error": {"code": CANCELLED, "message": "Request cancelled", "data": {"kind": "cancelled"}}}]
     for fd in (in_r, in_w, out_r):
         os.close(fd)
+
+
+def test_input_from_a_regular_file_is_read_by_a_thread_and_served_to_its_end(tmp_path):
+    # A file cannot be read by the event loop (nor made non-blocking): the reader thread's path.
+    import os
+
+    from promptd.app import Runtime
+    from promptd.config import Config
+    from promptd.logs import Logger
+    from promptd.server import Server
+
+    source = tmp_path / "requests.jsonl"
+    source.write_bytes(lines(req(1, "reminder/wrap", WRAP), req(2, "shutdown")) + json.dumps(req(3, "reminder/keys")).encode())
+    out_r, out_w = os.pipe()
+    with source.open("rb") as stdin:
+        status = Server(Runtime(Config(), Logger("warning")), stdin.fileno(), out_w).run()
+    os.close(out_w)
+    out = b""
+    while chunk := os.read(out_r, 1 << 16):
+        out += chunk
+    os.close(out_r)
+    answers = {f["id"]: f for f in map(json.loads, out.splitlines())}
+    assert status == 0 and "result" in answers[1] and answers[2]["result"] == {}
+    assert answers[3]["error"]["code"] == SHUT_DOWN
