@@ -121,7 +121,7 @@ def test_shutdown_then_exit_ends_with_zero_while_a_thread_renders(served):
 
 
 def test_end_of_input_answers_what_finishes_in_time_cancels_the_rest_and_exits_zero(spawn):
-    server = spawn(env={"PROMPTD_SHUTDOWN_DEADLINE_MS": "1000"}, test_methods=True)
+    server = spawn(env={"PROMPTD_SHUTDOWN_DEADLINE_MS": "600"}, test_methods=True)
     server.call("reminder/keys")
     server.send(ENDLESS)
     for n in range(5):
@@ -138,7 +138,7 @@ def test_end_of_input_answers_what_finishes_in_time_cancels_the_rest_and_exits_z
 
 
 def test_sigterm_lets_a_request_finish_cancels_what_outlives_the_deadline_and_exits_zero(spawn):
-    server = spawn(env={"PROMPTD_SHUTDOWN_DEADLINE_MS": "1000"}, test_methods=True)
+    server = spawn(env={"PROMPTD_SHUTDOWN_DEADLINE_MS": "600"}, test_methods=True)
     server.call("reminder/keys")  # up and serving: the signal handler is installed
     server.send(ENDLESS)
     server.send(req("mid", "test/sleep", {"ms": 300}))
@@ -231,7 +231,7 @@ def test_the_writer_reports_congestion_and_room_again(monkeypatch):
     os.close(read_end)
 
 
-def test_a_handler_that_ignores_its_cancellation_still_has_its_request_answered_once_at_exit():
+def test_a_handler_that_ignores_its_cancellation_still_has_its_request_answered_once_at_exit(monkeypatch):
     # The real transport over pipes, in a thread of this process: the handler is defined here.
     import asyncio
     import os
@@ -243,7 +243,10 @@ def test_a_handler_that_ignores_its_cancellation_still_has_its_request_answered_
     from promptd.logs import Logger
     from promptd.methods import TABLE
     from promptd.methods.base import Method
+    from promptd import server as server_module
     from promptd.server import Server
+
+    monkeypatch.setattr(server_module, "STOP_GRACE_S", 0.1)
 
     async def stubborn(params, ctx):
         while True:
