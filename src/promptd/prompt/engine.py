@@ -5,8 +5,15 @@ it is itself imported lazily (only when a prompt method or command first renders
 
 The dialect matches the reference implementation's engine (MiniJinja with the same delimiters and
 its defaults): no autoescape, no trim_blocks / lstrip_blocks, the template's final newline dropped,
-lenient undefined values, and a template with neither `${{` nor `${%` returned verbatim. Templates
-written for it therefore render byte for byte the same here.
+and a template with none of `${{`, `${%` and `${#` returned verbatim. Templates written for it
+therefore render byte for byte the same here, with one deliberate exception: undefined values.
+The reference is lenient (a misspelled name renders as empty text); promptd renders strictly by
+default (docs/templates.md, "Strict undefined"): a name no one defined is an error naming it, its
+line and column, and the names it was probably meant to be; a missing key of a mapping (a tool
+kind the host did not send) is still false in a condition, but cannot be printed or iterated.
+
+Every template source, from any door, goes through `normalize` first (one text path): a leading
+byte order mark is dropped and CRLF / CR line ends become LF.
 """
 
 from __future__ import annotations
@@ -16,20 +23,22 @@ import threading
 import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from functools import update_wrapper
+from functools import partial, update_wrapper
 from types import TracebackType
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, Undefined
+from jinja2 import TemplateSyntaxError, Undefined, UndefinedError
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
+from jinja2.utils import missing
 from jinja2.nodes import Concat
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
 from markupsafe import EscapeFormatter, Markup
 
 from promptd.errors import TemplateRender, TemplateSyntax
-from promptd.prompt import limits
+from promptd.prompt import limits, positions
 from promptd.prompt.filters import bounded_filters, install_reference_dialect, lipsum, reference_text
+from promptd.prompt.names import suggest
 
 # Rendered output above this is refused: a loop in a caller's template must not be able to grow
 # one prompt until the process runs out of memory. 4 MiB is hundreds of times any real prompt.
@@ -41,14 +50,87 @@ CACHE_ENTRIES = 64
 # Dict methods a template may still call by attribute (`tools.by_kind.items()`), as MiniJinja
 # allows. Every other attribute of a mapping is a key lookup; see PromptEnvironment.getattr.
 MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
-MARKERS = ("${{", "${%")
+# A comment marker counts: a template whose only markup is `${# #}` still has its comments
+# removed (comments never reach the model, whatever else the template holds).
+MARKERS = ("${{", "${%", "${#")
+BOM = "\ufeff"
 # Classes whose static methods a value exposes (`'x'.maketrans`): such a method's __self__ is None.
 STATIC_METHOD_OWNERS: Mapping[str, type] = {"str": str, "bytes": bytes}
 
 
+def normalize(source: str) -> str:
+    """The one text path every template and body takes, whichever door it came through: a leading
+    byte order mark removed, CRLF and lone CR turned into LF. Jinja already writes LF for text it
+    renders; doing it here too makes a template without markers (returned verbatim) agree with one
+    that has them, and the wire agree with the CLI. Returns `source` itself when nothing changes,
+    so the compile cache still finds a shipped template by identity."""
+    if source.startswith(BOM):
+        source = source[1:]
+    if "\r" in source:
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
+    return source
+
+
 def is_templated(source: str) -> bool:
-    """False for text that holds no variable or block marker: such text is returned verbatim."""
-    return MARKERS[0] in source or MARKERS[1] in source
+    """False for text that holds no variable, block or comment marker: such text is returned
+    verbatim."""
+    return any(marker in source for marker in MARKERS)
+
+
+class UndefinedValue(UndefinedError):
+    """An undefined value was used where a value is needed. Carries the name and the mapping it
+    was looked up in (None for a top-level name), so the error can say what was meant."""
+
+    def __init__(self, message: str | None, name: str | None, owner: Any) -> None:
+        super().__init__(message)
+        self.name = name
+        self.owner = owner
+
+
+class _LenientUndefined(Undefined):
+    """The reference's lenient behaviour: empty when printed, false when tested, an error when
+    its attributes are read; the error names what was undefined."""
+
+    __slots__ = ()
+
+    def __init__(self, hint: str | None = None, obj: Any = missing, name: str | None = None, exc: Any = UndefinedError) -> None:
+        # Jinja raises `exc(message)` from every failing operation; this one also carries the name
+        # and the mapping it was looked up in.
+        super().__init__(hint, obj, name, partial(UndefinedValue, name=name, owner=None if obj is missing else obj))
+
+
+class _StrictUndefined(_LenientUndefined):
+    """Strict undefined (docs/templates.md). A top-level name that nothing defines fails wherever
+    it is used, a condition included (`${% if is_non_interactve %}` must not quietly be false);
+    `is defined` and `default(...)` still work on it. A missing key of a mapping
+    (`tools.by_kind.web` without a web tool) stays false in a condition and equal to nothing,
+    because that is how a template asks whether the host has the tool; printing or iterating it
+    fails."""
+
+    __slots__ = ()
+
+    def _top_level(self) -> bool:
+        return self._undefined_obj is missing
+
+    def __bool__(self) -> bool:
+        if self._top_level():
+            self._fail_with_undefined_error()
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        if self._top_level():
+            self._fail_with_undefined_error()
+        return type(self) is type(other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return id(type(self))
+
+    __str__ = __iter__ = __len__ = __contains__ = __aiter__ = _LenientUndefined._fail_with_undefined_error  # type: ignore[assignment]
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _LenientUndefined._fail_with_undefined_error  # type: ignore[assignment]
+    __lt__ = __le__ = __gt__ = __ge__ = __int__ = __float__ = __neg__ = __pos__ = _LenientUndefined._fail_with_undefined_error  # type: ignore[assignment]
 
 
 class _Generator(CodeGenerator):
@@ -191,7 +273,7 @@ def _concat(chunks: Iterable[str]) -> str:
     return "".join(parts)
 
 
-def _build_environment() -> PromptEnvironment:
+def _build_environment(strict: bool) -> PromptEnvironment:
     env = PromptEnvironment(
         block_start_string="${%",
         block_end_string="%}",
@@ -206,7 +288,7 @@ def _build_environment() -> PromptEnvironment:
         lstrip_blocks=False,
         keep_trailing_newline=False,
         autoescape=False,
-        undefined=Undefined,
+        undefined=_StrictUndefined if strict else _LenientUndefined,
         cache_size=0,  # we keep our own, bounded compile cache below
         auto_reload=False,
     )
@@ -218,78 +300,144 @@ def _build_environment() -> PromptEnvironment:
 
 
 class Engine:
-    """Compiles and renders dialect templates. One per process; the Jinja environment is built
-    once and never changed afterwards."""
+    """Compiles and renders dialect templates. One per process; its two Jinja environments
+    (lenient and strict undefined, otherwise identical) are built once and never changed."""
 
     def __init__(self) -> None:
-        self.environment = _build_environment()
-        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self.environment = _build_environment(strict=False)
+        self.strict_environment = _build_environment(strict=True)
+        self._cache: OrderedDict[tuple[bool, str], Any] = OrderedDict()
         self._lock = threading.Lock()
 
+    def environment_for(self, strict: bool) -> PromptEnvironment:
+        return self.strict_environment if strict else self.environment
+
     # -- compiling -------------------------------------------------------------------------------
-    def compile(self, source: str, name: str, *, cache: bool = True) -> Any:
-        """The compiled template; raises TemplateSyntax naming the template, line and cause.
+    def compile(self, source: str, name: str, *, cache: bool = True, strict: bool = False) -> Any:
+        """The compiled template; raises TemplateSyntax naming the template, line, column and cause.
 
         With `cache=False` nothing about the template is kept (the sealed Apply-Patch template)."""
+        source = normalize(source)
+        key = (strict, source)
         if cache:
             with self._lock:
-                hit = self._cache.get(source)
+                hit = self._cache.get(key)
                 if hit is not None:
-                    self._cache.move_to_end(source)
+                    self._cache.move_to_end(key)
                     return hit
-        env = self.environment
+        env = self.environment_for(strict)
         try:
             code = env.compile(source, name=name, filename=name)
         except TemplateSyntaxError as exc:
-            line = exc.lineno
-            cause = exc.message or "syntax error"
             # The exception holds the whole source; drop it before it travels anywhere.
             exc.source = None
-            raise TemplateSyntax(f"template {name!r} line {line}: {cause}", template=name, line=line, cause=cause) from None
+            raise syntax_error(env, source, exc, name) from None
         template = env.template_class.from_code(env, code, env.make_globals(None), None)
         if cache:
             with self._lock:
-                self._cache[source] = template
-                self._cache.move_to_end(source)
+                self._cache[key] = template
+                self._cache.move_to_end(key)
                 while len(self._cache) > CACHE_ENTRIES:
                     self._cache.popitem(last=False)
         return template
 
-    def is_cached(self, source: str) -> bool:
+    def is_cached(self, source: str, *, strict: bool = False) -> bool:
         with self._lock:
-            return source in self._cache
+            return (strict, normalize(source)) in self._cache
 
     def cached_sources(self) -> list[str]:
         """The sources of every cached template (for audits and tests)."""
         with self._lock:
-            return list(self._cache)
+            return [source for _strict, source in self._cache]
 
     def cached_templates(self) -> list[Any]:
         with self._lock:
             return list(self._cache.values())
 
     # -- rendering -------------------------------------------------------------------------------
-    def render(self, source: str, variables: Mapping[str, Any], name: str, *, cache: bool = True) -> str:
+    def render(self, source: str, variables: Mapping[str, Any], name: str, *, cache: bool = True, strict: bool = False) -> str:
         """Renders `source` with `variables`; raises TemplateSyntax or TemplateRender naming the
-        template, line and cause (never returns an empty string in place of a failure)."""
+        template, line, column and cause (never returns an empty string in place of a failure)."""
+        source = normalize(source)
         if not is_templated(source):
             return source
-        template = self.compile(source, name, cache=cache)
+        template = self.compile(source, name, cache=cache, strict=strict)
         try:
             with limits.render_budget():
                 return template.render(variables)
         except Exception as exc:  # noqa: BLE001 - whatever a template does wrong is a render error
             # Besides Jinja's own errors: filters and operators failing on the data (`1 + 'a'`,
             # `1 // 0`, a bad format string). None of them may surface as an internal error.
-            raise _render_error(exc, name, exc.__traceback__) from None
+            raise _render_error(exc, name, exc.__traceback__, source, variables, self.environment_for(strict)) from None
 
 
-def _render_error(exc: BaseException, name: str, tb: TracebackType | None) -> TemplateRender:
+def syntax_error(env: Any, source: str, exc: TemplateSyntaxError, name: str) -> TemplateSyntax:
+    """The project's error for a template that does not parse or compile, at its line and column
+    (an unclosed block at its opening tag)."""
+    line, column, cause = positions.syntax_position(env, source, exc)
+    return TemplateSyntax(f"template {name!r} line {line}, column {column}: {cause}", template=name, line=line, column=column, cause=cause)
+
+
+def _render_error(
+    exc: BaseException, name: str, tb: TracebackType | None, source: str, variables: Mapping[str, Any], env: Any
+) -> TemplateRender:
     line = _template_line(tb, name)
+    if isinstance(exc, UndefinedValue):
+        return _undefined_error(exc, name, line, source, variables, env)
     kind = "security" if isinstance(exc, SecurityError) else type(exc).__name__
     cause = str(exc) or kind
-    where = f" line {line}" if line else ""
-    return TemplateRender(f"template {name!r}{where}: {cause}", template=name, line=line, cause=cause, error=kind)
+    column = positions.first_tag_column(source, line) if line else None
+    where = f" line {line}, column {column}" if line else ""
+    return TemplateRender(f"template {name!r}{where}: {cause}", template=name, line=line, column=column, cause=cause, error=kind)
+
+
+def _undefined_error(exc: UndefinedValue, name: str, line: int | None, source: str, variables: Mapping[str, Any], env: Any) -> TemplateRender:
+    """`undefined`: which name, where, and what it was probably meant to be (from the variables
+    this render really has, or the keys of the mapping it was looked up in)."""
+    variable = exc.name or "?"
+    if exc.owner is None:
+        candidates = [str(k) for k in variables]
+        cause = f"`{variable}` is undefined: no variable of that name"
+        if exc.message and "was not provided" in exc.message:
+            cause = f"`{variable}` is undefined: the macro was called without it"  # Jinja's hint for a missing macro argument
+        column = positions.column_of_name(env, source, line, variable, attribute=False)
+    else:
+        candidates = [str(k) for k in exc.owner] if isinstance(exc.owner, Mapping) else []
+        owner = _path_of(exc.owner, variables) if isinstance(exc.owner, Mapping) else None
+        if owner is not None:
+            variable = f"{owner}.{variable}"
+            cause = f"`{variable}` is undefined (`{owner}` has {', '.join(sorted(candidates)[:20]) or 'no keys'}); test it first: `${{% if {variable} %}}`"
+        else:
+            cause = f"`{variable}` is undefined: a {type(exc.owner).__name__} value has no such key or attribute"
+        column = positions.column_of_name(env, source, line, exc.name or "", attribute=True) or positions.column_of_name(env, source, line, exc.name or "")
+    suggestions = suggest(exc.name or variable, candidates)
+    if suggestions:
+        cause += "; did you mean " + " or ".join(f"`{s}`" for s in suggestions) + "?"
+    column = column or (positions.first_tag_column(source, line) if line else None)
+    where = f" line {line}, column {column}" if line else ""
+    return TemplateRender(
+        f"template {name!r}{where}: {cause}",
+        template=name,
+        line=line,
+        column=column,
+        cause=cause,
+        error="undefined",
+        variable=variable,
+        suggestions=suggestions,
+    )
+
+
+def _path_of(owner: Any, variables: Mapping[str, Any]) -> str | None:
+    """The dotted name of a mapping among the variables (`tools.by_kind`, `params`,
+    `params.edit`), found by identity two levels deep; None when it is not one of them."""
+    for name, value in variables.items():
+        if value is owner:
+            return name
+        if isinstance(value, Mapping):
+            for key, inner in value.items():
+                if inner is owner:
+                    return f"{name}.{key}"
+    return None
 
 
 def _template_line(tb: TracebackType | None, name: str) -> int | None:

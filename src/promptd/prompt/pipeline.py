@@ -142,14 +142,14 @@ def vault_id(context: PromptContext) -> str:
     return override.sealed if isinstance(override, SealedOverride) else base_template(context)
 
 
-def renders_inline(context: PromptContext, sealed_slots: Collection[str] = ()) -> bool:
+def renders_inline(context: PromptContext, sealed_slots: Collection[str] = (), *, strict: bool = True) -> bool:
     """True when the render needs only an already-compiled shipped template: cheap and bounded, so
     a server may run it without handing it to a worker thread."""
     if context.prompt_mode is not PromptMode.EXTEND or context.body is not None:
         return False
     name = base_template(context)
     # A sealed replacement of a shipped template may be configured: that render needs the vault.
-    return name in SHIPPED and not sealed_slots and engine().is_cached(shipped_source(name))
+    return name in SHIPPED and not sealed_slots and engine().is_cached(shipped_source(name), strict=strict)
 
 
 OpenVault = Callable[[str], "Vault | None"]
@@ -163,11 +163,13 @@ def render(
     *,
     open_vault: OpenVault | None = None,
     reminder_style: str = DEFAULT_REMINDER_STYLE,
+    strict: bool = True,
 ) -> Rendered:
     """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,
     TemplateRender or VaultLocked. `open_vault(template_id)` gives the vault of a sealed template,
     or None when none is configured for that id; `reminder_style` is the runtime's
-    `reminders.style`."""
+    `reminders.style`; `strict` is strict undefined (docs/templates.md), config
+    `prompt.strict_undefined` or the request's."""
     values = variables(context, tools, params, flags, reminder_style=reminder_style)
     eng = engine()
     body = context.body
@@ -175,24 +177,24 @@ def render(
         if body is None:
             raise InvalidContext("full mode renders prompt_body alone, and prompt_body is empty", field="prompt_body", reason="missing_body")
         name = "full"
-        text = eng.render(body, values, "body")
+        text = eng.render(body, values, "body", strict=strict)
     else:
         name = base_template(context)
-        text = _render_base(context, name, values, open_vault)
+        text = _render_base(context, name, values, open_vault, strict)
         if body is not None:
-            text = text + BODY_SEPARATOR + eng.render(body, values, "body")
+            text = text + BODY_SEPARATOR + eng.render(body, values, "body", strict=strict)
     if not text.strip():
         raise TemplateRender(f"template {name!r} rendered to empty text", template=name, line=None, cause="empty output", error="empty")
     return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), chars=len(text))
 
 
-def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], open_vault: OpenVault | None) -> str:
+def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool) -> str:
     eng = engine()
     override = context.system_prompt
     if isinstance(override, CustomOverride):
         if not override.custom.strip():
             raise InvalidContext("the custom template is empty", field="system_prompt.custom", reason="empty")
-        return eng.render(override.custom, values, "custom")
+        return eng.render(override.custom, values, "custom", strict=strict)
     template_id = vault_id(context)
     sealed = open_vault(template_id) if open_vault is not None else None
     if sealed is None:
@@ -202,6 +204,6 @@ def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], o
             )
         if name == "apply_patch":
             raise InvalidContext("the codex override needs the template vault", field="system_prompt", reason="no_vault")
-        return eng.render(shipped_source(name), values, name)
+        return eng.render(shipped_source(name), values, name, strict=strict)
     # Never cached: the compiled template would keep the plaintext alive.
-    return sealed.render(lambda source: eng.render(source, values, name, cache=False))
+    return sealed.render(lambda source: eng.render(source, values, name, cache=False, strict=strict))

@@ -1,0 +1,21 @@
+""""Did you mean": the likeliest intended names for a misspelled one.
+
+Domain layer, no imports of its own beyond the standard library, so the engine, the lint and the
+variable listing can all use it without importing each other.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+# How alike two names must be to be offered (difflib's ratio): 0.75 pairs `is_non_interactve`
+# with `is_non_interactive` and `working_dir` with `working_directory`, and `workdir` with nothing.
+SIMILARITY = 0.75
+MAX_SUGGESTIONS = 3
+
+
+def suggest(name: str, candidates: Iterable[str]) -> list[str]:
+    """The likeliest intended names for `name`, best first (at most three)."""
+    pool = sorted({c for c in candidates if c != name})
+    return difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=SIMILARITY)
