@@ -1,331 +1,277 @@
-"""The guard lint (the guard rule of docs/templates.md): every use of `tools.by_kind.X` that can carry
-the tool's name anywhere (output, a variable, a loop, an argument) must sit inside a condition that
-is only true when `tools.by_kind.X` is set, so a missing tool can never leave an empty tool name in
-a prompt.
+"""The template lint (docs/templates.md, "Lint"): everything that can be known about a template
+without rendering it, as findings with a line and a column.
 
 Domain layer: must not import promptd.rpc or promptd.methods; imported lazily (it uses jinja2).
 
-The check runs over the Jinja AST, so it understands the template as the engine does: `if` /
-`elif` / `else` chains, `not`, `and`, `or`, nesting, and conditional expressions. What a branch
-may rely on is computed from its condition: inside `if A and B` both A and B are set; inside the
-`else` of `if not A`, A is set; the `else` of `if A` guards nothing. A reference that is only tested
-(an `if` test, `is defined`, a comparison) carries no name and needs no guard; any other use does:
-`${{ }}` output, `${% set %}`, a `for` iterable, a `with` value, a filter, call or macro argument, a
-macro default. A copy of the tool mapping itself (`${% set t = tools.by_kind %}`) would let a name
-out unseen, so using `tools` or `tools.by_kind` as a value is reported too. The AST has lines but
-no columns, so columns come from a second pass over the token stream.
+The template is parsed and compiled (an unknown filter or test is a finding, even inside an `if`
+branch, where Jinja would only notice it at render time); the guard rule runs over its syntax
+tree (guards.py); with strict undefined (the default) every name the template reads must be one a
+render defines (`undefined_variable`, with "did you mean"); a tool kind that looks like a
+misspelling of a documented one is reported (`unknown_tool_kind`); and Python-only methods and
+filters, which the reference engine does not have, are warnings (`not_portable`, from two data
+sets below that are meant to grow). A sealed envelope is refused, not linted as text. The syntax
+tree has lines but no columns, so columns come from the token stream (positions.py). Results are
+cached by content hash, so linting an unchanged template again is a lookup.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
+from jinja2.idtracking import VAR_LOAD_RESOLVE
 
-from promptd.prompt.engine import MAPPING_METHODS, engine
+from promptd.errors import TemplateSyntax
+from promptd.prompt import filters, positions
+from promptd.prompt.engine import engine, normalize
+from promptd.prompt.guards import EMPTY, NAMESPACE, PARAMS, UNDEFINED, Walker, message_for
+from promptd.prompt.names import suggest
 
-Kinds = frozenset[str]
-EMPTY: Kinds = frozenset()
-NAMESPACE = "tools"
-MAPPING = "by_kind"
-# Filters that turn the tool mapping into something that can no longer be looked up by kind (a
-# count, the kinds, or the pairs of tools that exist): applying them to the mapping is no copy.
-MAPPING_FILTERS = frozenset({"count", "dictsort", "first", "items", "join", "last", "length", "list", "sort", "tojson"})
+UNKNOWN_KIND = "unknown_tool_kind"
+NOT_PORTABLE = "not_portable"
+SYNTAX = "syntax"
 
-UNGUARDED = "unguarded_tool"
-DYNAMIC = "dynamic_tool"
-ALIASED = "aliased_tools"
+# Portability (docs/template-compatibility.md): methods, filters and tests Jinja2 has and the
+# reference engine (MiniJinja) does not, so a template using them renders here and fails there.
+# The data lives with the dialect (filters.py); add a name there and the rule applies to it.
+PYTHON_ONLY_METHODS = filters.PYTHON_ONLY_METHODS
+PYTHON_ONLY_FILTERS = filters.JINJA2_ONLY_FILTERS
+PYTHON_ONLY_TESTS = filters.JINJA2_ONLY_TESTS
+# Lint results kept by content hash: an editor or a host re-linting an unchanged template (10,000
+# lines take a second or more) gets the answer at once. Bounded, as callers choose the templates.
+CACHE_ENTRIES = 64
+ERROR = "error"
+WARNING = "warning"
 
 
 @dataclass(frozen=True, slots=True)
 class Violation:
     line: int
     column: int
-    kind: str  # unguarded_tool | dynamic_tool | aliased_tools | syntax
+    kind: str  # unguarded_tool | dynamic_tool | aliased_tools | unguarded_param | undefined_variable | unknown_tool_kind | not_portable | syntax
     message: str
+    severity: str = ERROR  # error | warning (not_portable)
 
 
-@dataclass(slots=True)
-class _Reference:
-    """One occurrence of the name `tools` in the template, in source order, with what is wrong
-    with it (None: nothing)."""
-
-    line: int
-    problem: str | None = None
-    kind: str | None = None
-    output: bool = False
+_cache: OrderedDict[str, tuple[Violation, ...]] = OrderedDict()
+_cache_lock = threading.Lock()
 
 
-def lint(source: str, exempt: Iterable[str] = ()) -> list[Violation]:
-    """Every guard violation in `source`, in order; a syntax error is reported as one violation."""
+def lint(
+    source: str,
+    exempt: Iterable[str] = (),
+    *,
+    strict: bool = True,
+    flags: Iterable[str] = (),
+    tool_kinds: Iterable[str] = (),
+    name: str = "template",
+) -> list[Violation]:
+    """Every finding in `source`, in order of position; a syntax error is one finding. `strict`
+    checks names against the variables a render defines (plus the `flags` a host sends);
+    `tool_kinds` are kinds the host sends besides the documented ones. Raises TemplateSyntax for a
+    sealed envelope."""
+    source = normalize(source)
+    _refuse_sealed(source, name)
+    exempt, flags, tool_kinds = frozenset(exempt), frozenset(flags), frozenset(tool_kinds)
+    key = hashlib.sha256(repr((source, sorted(exempt), strict, sorted(flags), sorted(tool_kinds))).encode("utf-8", "surrogatepass")).hexdigest()
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return list(hit)
+    found = tuple(_lint(source, exempt, strict, flags, tool_kinds))
+    with _cache_lock:
+        _cache[key] = found
+        while len(_cache) > CACHE_ENTRIES:
+            _cache.popitem(last=False)
+    return list(found)
+
+
+def _refuse_sealed(source: str, name: str) -> None:
+    """A sealed file is a JSON envelope with no template markers: linted as text it would pass.
+    It is refused, with the way to lint what it holds."""
+    from promptd.prompt.vault import FORMAT, is_envelope
+
+    if not is_envelope(source):
+        return
+    try:
+        document = json.loads(source)
+    except ValueError:
+        return
+    if isinstance(document, dict) and document.get("format") == FORMAT:
+        cause = f"this is a sealed template ({FORMAT} envelope), not a template: lint its plaintext before sealing, or `promptd vault open FILE | promptd lint -`"
+        raise TemplateSyntax(f"{name}: {cause}", template=name, line=1, column=1, cause=cause, reason="sealed")
+
+
+def _lint(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str]) -> list[Violation]:
     env = engine().environment
     try:
         tree = env.parse(source)
     except TemplateSyntaxError as exc:
         exc.source = None
-        return [Violation(exc.lineno or 1, 1, "syntax", exc.message or "syntax error")]
-    walker = _Walker(frozenset(exempt))
+        line, column, cause = positions.syntax_position(env, source, exc)
+        return [Violation(line, column, SYNTAX, cause)]
+    unknown = _unknown_filters_and_tests(env, source, tree)
+    if unknown:
+        return unknown
+    try:
+        # Compiling finds what parsing does not (whatever else the compiler asserts); the same
+        # pass collects the names the template reads from its context.
+        undeclared = _compile(env, tree)
+    except TemplateSyntaxError as exc:
+        exc.source = None
+        line, column, cause = positions.syntax_position(env, source, exc)
+        return [Violation(line, column, SYNTAX, cause)]
+    walker = Walker(exempt)
     walker.statements(tree.body, EMPTY)
-    positions = _Positions(source)
+    names = positions.name_positions(env, source, frozenset({NAMESPACE, PARAMS}))
+    located = _Located(source, names)
     violations = []
     for ref in walker.references:
-        line, column = positions.next_on(ref.line)
+        line, column = located.next(ref.line, ref.name)
         if ref.problem is not None:
-            violations.append(Violation(line, column, ref.problem, _message(ref)))
+            violations.append(Violation(line, column, ref.problem, message_for(ref)))
+        elif ref.kind is not None and ref.name == NAMESPACE:
+            unknown = _unknown_kind(ref.kind, tool_kinds)
+            if unknown:
+                violations.append(Violation(line, column, UNKNOWN_KIND, unknown))
+    if strict:
+        violations.extend(_undefined_names(env, source, tree, undeclared, flags))
+    violations.extend(_not_portable(env, source, tree))
+    violations.sort(key=lambda v: (v.line, v.column))
     return violations
 
 
-def _message(ref: _Reference) -> str:
-    if ref.problem == DYNAMIC:
-        return "a tool looked up by a computed kind cannot be checked; test `tools.by_kind.X` by name"
-    if ref.problem == ALIASED:
-        return "the tool mapping is used as a value, which the lint cannot follow; use `tools.by_kind.X` inside `${% if tools.by_kind.X %}`"
-    verb = "output" if ref.output else "used"
-    return f"`tools.by_kind.{ref.kind}` is {verb} outside `${{% if tools.by_kind.{ref.kind} %}}`"
+def _unknown_filters_and_tests(env: Any, source: str, tree: nodes.Template) -> list[Violation]:
+    """Filters and tests that do not exist. Jinja's compiler reports them, except inside a branch
+    of an `if` (it defers those to render time, when the branch runs), so the lint looks itself."""
+    found = []
+    for node in tree.find_all((nodes.Filter, nodes.Test)):
+        table, what = (env.filters, "filter") if isinstance(node, nodes.Filter) else (env.tests, "test")
+        if node.name not in table:
+            found.append((node.lineno, node.name, f"no {what} named `{node.name}`" + _did_you_mean(node.name, table)))
+    if not found:
+        return []
+    located = _Located(source, positions.name_positions(env, source, frozenset(name for _, name, _ in found)))
+    return [Violation(*located.next(line, name), SYNTAX, message) for line, name, message in found]
 
 
-# -- the AST pass ------------------------------------------------------------------------------
+def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    found = suggest(name, candidates)
+    return ("; did you mean " + " or ".join(f"`{s}`" for s in found) + "?") if found else ""
 
 
-def _is_namespace(node: nodes.Node) -> bool:
-    return isinstance(node, nodes.Name) and node.name == NAMESPACE
+def _unknown_kind(kind: str, declared: frozenset[str]) -> str | None:
+    """A message when `kind` is neither documented nor declared and reads like a misspelling of a
+    kind that is: a host may send kinds of its own, but `tools.by_kind.excute` is a typo that
+    silently drops a section."""
+    from promptd.prompt.variables import TOOL_KINDS
+
+    known = TOOL_KINDS | declared
+    if kind in known:
+        return None
+    found = suggest(kind, known)
+    if not found:
+        return None
+    return f"`tools.by_kind.{kind}` is not a documented tool kind" + _did_you_mean(kind, known) + " (declare the kinds your host sends to silence this)"
 
 
-def _is_mapping(node: nodes.Node) -> bool:
-    """`tools.by_kind` or `tools['by_kind']`."""
-    if isinstance(node, nodes.Getattr):
-        return node.attr == MAPPING and _is_namespace(node.node)
-    if isinstance(node, nodes.Getitem):
-        return _is_namespace(node.node) and isinstance(node.arg, nodes.Const) and node.arg.value == MAPPING
-    return False
+def _compile(env: Any, tree: nodes.Template) -> set[str]:
+    """Runs the engine's code generator over `tree` (raising what compiling raises) and returns
+    the names resolved from the render's variables: Jinja's `meta.find_undeclared_variables`,
+    without a second pass over a large template."""
+    generator = _tracking_generator(env)(env)
+    generator.visit(tree)
+    return generator.undeclared
 
 
-def _tool_kind(node: nodes.Node) -> tuple[bool, str | None]:
-    """(is a tools.by_kind reference, its kind or None when computed)."""
-    if isinstance(node, (nodes.Getattr, nodes.Getitem)) and _is_mapping(node.node):
-        if isinstance(node, nodes.Getattr):
-            return True, node.attr
-        arg = node.arg
-        if isinstance(arg, nodes.Const) and isinstance(arg.value, str):
-            return True, arg.value
-        return True, None
-    return False, None
+def _tracking_generator(env: Any) -> Any:
+    base = env.code_generator_class
+
+    class Tracking(base):  # type: ignore[misc, valid-type]
+        def __init__(self, environment: Any) -> None:
+            super().__init__(environment, "template", "template")
+            self.undeclared: set[str] = set()
+
+        def write(self, x: str) -> None:
+            # Only the walk matters; the Python source is never built.
+            pass
+
+        def enter_frame(self, frame: Any) -> None:
+            super().enter_frame(frame)
+            for action, param in frame.symbols.loads.values():
+                if action == VAR_LOAD_RESOLVE and param not in self.environment.globals:
+                    self.undeclared.add(param)
+
+    return Tracking
 
 
-def _is_target(node: nodes.Node) -> bool:
-    """A name being assigned or a macro parameter: it holds no value to check."""
-    return isinstance(node, nodes.NSRef) or (isinstance(node, (nodes.Name, nodes.Tuple)) and node.ctx in ("store", "param"))
+def _undefined_names(env: object, source: str, tree: nodes.Template, read: set[str], flags: frozenset[str]) -> list[Violation]:
+    """Every read of a top-level name that no render defines (strict undefined would refuse it)."""
+    from promptd.prompt.variables import known_names
+
+    known = known_names(flags)
+    # Jinja resolves from the variables a name the template sets in only some branches (in case
+    # the branch did not run), so it shows up as read; a name the template sets anywhere is its own.
+    assigned = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")} | {m.name for m in tree.find_all(nodes.Macro)}
+    undeclared = read - known - assigned
+    if not undeclared:
+        return []
+    located = _Located(source, positions.name_positions(env, source, frozenset(undeclared)))
+    out = []
+    reported: set[tuple[int, str]] = set()
+    for node in tree.find_all(nodes.Name):
+        if node.ctx != "load" or node.name not in undeclared:
+            continue
+        line, column = located.next(node.lineno, node.name)
+        if (line, column) in reported:
+            continue
+        reported.add((line, column))
+        hint = _did_you_mean(node.name, known) or " (a flag the host sends? declare it with --flag / `flags`)"
+        message = f"`{node.name}` is not a variable a render defines{hint}"
+        out.append(Violation(line, column, UNDEFINED, message))
+    return out
 
 
-def _namespace_line(node: nodes.Node) -> int:
-    while not isinstance(node, nodes.Name):
-        node = node.node
-    return node.lineno
+def _not_portable(env: object, source: str, tree: nodes.Template) -> list[Violation]:
+    """Warnings for Python-only methods (`x.startswith(...)`) and Jinja2-only filters and tests."""
+    found: list[tuple[int, str, str]] = []
+    for call in tree.find_all(nodes.Call):
+        if isinstance(call.node, nodes.Getattr) and call.node.attr in PYTHON_ONLY_METHODS:
+            name = call.node.attr
+            instead = filters.PORTABLE_ALTERNATIVES.get(name)
+            found.append((call.node.lineno, name, f"`.{name}()` is a Python method the reference engine does not have" + (f"; use {instead}" if instead else "")))
+    for node in tree.find_all((nodes.Filter, nodes.Test)):
+        if isinstance(node, nodes.Filter) and node.name in PYTHON_ONLY_FILTERS:
+            found.append((node.lineno, node.name, f"the `{node.name}` filter is Jinja2-only; the reference engine does not have it"))
+        elif isinstance(node, nodes.Test) and node.name in PYTHON_ONLY_TESTS:
+            found.append((node.lineno, node.name, f"the `{node.name}` test is Jinja2-only; the reference engine does not have it"))
+    if not found:
+        return []
+    located = _Located(source, positions.name_positions(env, source, frozenset(word for _, word, _ in found), attributes=True))
+    return [Violation(*located.next(line, word), NOT_PORTABLE, message, WARNING) for line, word, message in found]
 
 
-def _truthy_const(node: nodes.Node) -> bool:
-    return isinstance(node, nodes.Const) and bool(node.value)
+class _Located:
+    """Hands out the columns of one name on one line, in source order (the order the AST walk
+    meets them); a line with fewer tokens than references keeps its last known column."""
 
-
-def implied(test: nodes.Node) -> tuple[Kinds, Kinds]:
-    """(kinds certainly set when `test` is true, kinds certainly set when it is false)."""
-    is_ref, kind = _tool_kind(test)
-    if is_ref:
-        return (frozenset({kind}) if kind else EMPTY), EMPTY
-    if isinstance(test, nodes.Not):
-        when_true, when_false = implied(test.node)
-        return when_false, when_true
-    if isinstance(test, nodes.And):
-        left_true, left_false = implied(test.left)
-        right_true, right_false = implied(test.right)
-        return left_true | right_true, left_false & right_false
-    if isinstance(test, nodes.Or):
-        left_true, left_false = implied(test.left)
-        right_true, right_false = implied(test.right)
-        return left_true & right_true, left_false | right_false
-    if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0].op == "eq":
-        # `tools.by_kind.read == "read_file"`: equal to a non-empty constant means set.
-        for side, other in ((test.expr, test.ops[0].expr), (test.ops[0].expr, test.expr)):
-            is_ref, kind = _tool_kind(side)
-            if is_ref and kind and _truthy_const(other):
-                return frozenset({kind}), EMPTY
-    return EMPTY, EMPTY
-
-
-class _Walker:
-    """Visits statements and expressions in source order, recording every occurrence of `tools`."""
-
-    def __init__(self, exempt: Kinds) -> None:
-        self.exempt = exempt
-        self.references: list[_Reference] = []
-        self._output = False
-
-    def statements(self, body: Iterable[nodes.Node], guarded: Kinds) -> None:
-        for node in body:
-            self.statement(node, guarded)
-
-    def statement(self, node: nodes.Node, guarded: Kinds) -> None:
-        if isinstance(node, nodes.Output):
-            self._output = True
-            for child in node.nodes:
-                self.expression(child, guarded, valued=True)
-            self._output = False
-        elif isinstance(node, nodes.If):
-            self._if_chain(node, guarded)
-        elif isinstance(node, nodes.For):
-            # Source order: target, iterable, loop filter, body, else.
-            self.expression(node.iter, guarded, valued=True)
-            inside = guarded
-            if node.test is not None:
-                self.expression(node.test, guarded, valued=False)
-                inside = guarded | implied(node.test)[0]
-            self.statements(node.body, inside)
-            self.statements(node.else_, guarded)
-        elif isinstance(node, nodes.CallBlock):
-            # `${% call(a=DEFAULT) macro(ARGS) %}`: the caller's defaults come first in the source.
-            for default in node.defaults:
-                self.expression(default, guarded, valued=True)
-            self.expression(node.call, guarded, valued=True)
-            self.statements(node.body, guarded)
-        elif isinstance(node, nodes.FilterBlock):
-            self.expression(node.filter, guarded, valued=True)
-            self.statements(node.body, guarded)
-        else:
-            # Assign, AssignBlock, With, Macro, ExprStmt, Include, Block, Scope, ...: every
-            # expression is a value (targets and parameter names hold no reference to walk).
-            for child in node.iter_child_nodes():
-                if isinstance(child, (nodes.Stmt, nodes.Template)):
-                    self.statement(child, guarded)
-                elif isinstance(child, nodes.Expr) and not _is_target(child):
-                    self.expression(child, guarded, valued=True)
-
-    def _if_chain(self, node: nodes.If, guarded: Kinds) -> None:
-        # Each branch may rely on its own test and on every earlier test having been false.
-        failed: Kinds = EMPTY
-        for branch in (node, *node.elif_):
-            self.expression(branch.test, guarded, valued=False)
-            when_true, when_false = implied(branch.test)
-            self.statements(branch.body, guarded | failed | when_true)
-            failed = failed | when_false
-        self.statements(node.else_, guarded | failed)
-
-    def _record(self, node: nodes.Node, problem: str | None, kind: str | None = None) -> None:
-        self.references.append(_Reference(_namespace_line(node), problem, kind, self._output))
-
-    def expression(self, node: nodes.Node, guarded: Kinds, valued: bool) -> None:
-        """Records every `tools` inside `node`; `valued` is False where the value is only tested
-        (it can never reach the output or a variable)."""
-        is_ref, kind = _tool_kind(node)
-        if is_ref:
-            problem = None
-            if valued and kind is None:
-                problem = DYNAMIC
-            elif valued and kind not in guarded and kind not in self.exempt:
-                problem = UNGUARDED
-            self._record(node, problem, kind)
-            if isinstance(node, nodes.Getitem):
-                self.expression(node.arg, guarded, valued=False)  # a key, never itself written
-            return
-        if isinstance(node, nodes.Call) and isinstance(node.node, nodes.Getattr) and node.node.attr in MAPPING_METHODS and _is_mapping(node.node.node):
-            # `tools.by_kind.items()` walks the mapping; it names no tool.
-            self._record(node.node, None)
-            self._arguments(node, guarded, valued)
-            return
-        if isinstance(node, nodes.Filter) and node.name in MAPPING_FILTERS and node.node is not None and (_is_mapping(node.node) or _is_namespace(node.node)):
-            self._record(node.node, None)
-            self._arguments(node, guarded, valued)
-            return
-        if _is_mapping(node) or _is_namespace(node):
-            self._record(node, ALIASED if valued else None)
-            return
-        if isinstance(node, (nodes.Getattr, nodes.Getitem)) and _is_namespace(node.node):
-            # `tools[k]` may be `tools.by_kind`; `tools.other` is some other (undefined) key.
-            computed = isinstance(node, nodes.Getitem) and not isinstance(node.arg, nodes.Const)
-            self._record(node, DYNAMIC if valued and computed else None)
-            if isinstance(node, nodes.Getitem):
-                self.expression(node.arg, guarded, valued=False)
-            return
-        if isinstance(node, nodes.CondExpr):
-            when_true, when_false = implied(node.test)
-            self.expression(node.expr1, guarded | when_true, valued)  # source order: a if t else b
-            self.expression(node.test, guarded, valued=False)
-            if node.expr2 is not None:
-                self.expression(node.expr2, guarded | when_false, valued)
-            return
-        if isinstance(node, (nodes.And, nodes.Or)):
-            left_true, left_false = implied(node.left)
-            self.expression(node.left, guarded, valued)
-            self.expression(node.right, guarded | (left_true if isinstance(node, nodes.And) else left_false), valued)
-            return
-        if isinstance(node, (nodes.Not, nodes.Test, nodes.Compare)):
-            valued = False
-        for child in node.iter_child_nodes():
-            self.expression(child, guarded, valued)
-
-    def _arguments(self, node: nodes.Call | nodes.Filter, guarded: Kinds, valued: bool) -> None:
-        for arg in (*node.args, *(kw.value for kw in node.kwargs), node.dyn_args, node.dyn_kwargs):
-            if arg is not None:
-                self.expression(arg, guarded, valued)
-
-
-# -- the token pass (columns) ------------------------------------------------------------------
-
-
-class _Positions:
-    """(line, column) of each `tools` name in the template's tags, handed out line by line in
-    source order, the order the walker records them in."""
-
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, columns: dict[tuple[int, str], list[int]]) -> None:
         self.source = source
-        self.by_line: dict[int, list[int]] = {}
-        self.taken: dict[int, int] = {}
-        for line, column in _namespace_positions(source):
-            self.by_line.setdefault(line, []).append(column)
+        self.lines = positions.Lines(source)
+        self.columns = columns
+        self.taken: dict[tuple[int, str], int] = {}
 
-    def next_on(self, line: int) -> tuple[int, int]:
-        columns = self.by_line.get(line)
-        if not columns:
-            return line, _first_column(self.source, line)
-        index = self.taken.get(line, 0)
-        self.taken[line] = index + 1
-        # More references than names on the line means a name the token pass skipped (a
-        # keyword argument called `tools`): the last known column is still on the right line.
-        return line, columns[min(index, len(columns) - 1)]
-
-
-def _namespace_positions(source: str) -> Iterator[tuple[int, int]]:
-    """(line, column) of each `tools` name inside `${{ }}` and `${% %}`, in source order: a name
-    token, not an attribute (`x.tools`)."""
-    env = engine().environment
-    cursor = 0
-    inside = False
-    previous: tuple[str, str] | None = None
-    try:
-        for _lineno, token_type, value in env.lex(source):
-            offset = source.find(value, cursor) if value else cursor
-            if offset < 0:
-                return
-            cursor = offset + len(value)
-            if token_type in ("variable_begin", "block_begin"):
-                inside = True
-            elif token_type in ("variable_end", "block_end"):
-                inside = False
-            elif inside and token_type != "whitespace":
-                if token_type == "name" and value == NAMESPACE and previous != ("operator", "."):
-                    yield _line_column(source, offset)
-                previous = (token_type, value)
-    except TemplateSyntaxError:
-        return
-
-
-def _line_column(source: str, offset: int) -> tuple[int, int]:
-    line = source.count("\n", 0, offset) + 1
-    start = source.rfind("\n", 0, offset) + 1
-    return line, offset - start + 1
-
-
-def _first_column(source: str, line: int) -> int:
-    text = source.split("\n")[line - 1] if 0 < line <= source.count("\n") + 1 else ""
-    found = text.find("tools")
-    return found + 1 if found >= 0 else 1
+    def next(self, line: int, name: str) -> tuple[int, int]:
+        found = self.columns.get((line, name))
+        if not found:
+            return line, positions.first_tag_column(self.source, line, self.lines)
+        index = self.taken.get((line, name), 0)
+        self.taken[(line, name)] = index + 1
+        return line, found[min(index, len(found) - 1)]
