@@ -82,8 +82,12 @@ class SessionsConfig(Section):
 
 
 class PromptConfig(Section):
-    # `search` is the built-in tool kind exempt from the guard rule (docs/templates.md).
-    exempt_kinds: list[str] = Field(default_factory=lambda: ["search"])
+    # Tool kinds exempt from the guard rule (docs/templates.md). None by default: an unguarded
+    # `tools.by_kind.search` renders as an empty name when the host has no search tool.
+    exempt_kinds: list[str] = Field(default_factory=list)
+    # Strict undefined for prompt/render (docs/templates.md, "Strict undefined"): a name no render
+    # defines is an error instead of empty text. A request's `strict_undefined` wins.
+    strict_undefined: bool = True
 
 
 class VaultConfig(Section):

@@ -88,6 +88,13 @@ func (c *Client) PromptRender(ctx context.Context, params PromptRenderParams) (R
 	return result, err
 }
 
+// PromptVars calls "prompt/vars": Every variable a template would see for these render params, with its value and source.
+func (c *Client) PromptVars(ctx context.Context, params PromptVarsParams) (VarsResult, error) {
+	var result VarsResult
+	err := c.Call(ctx, "prompt/vars", params, &result)
+	return result, err
+}
+
 // ProvidersList calls "providers/list": Lists providers in priority order, built-ins first.
 func (c *Client) ProvidersList(ctx context.Context) (ProvidersResult, error) {
 	var result ProvidersResult

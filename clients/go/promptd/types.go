@@ -23,6 +23,7 @@ var SpecMethods = []string{
 	"prompt/lint",
 	"prompt/persist",
 	"prompt/render",
+	"prompt/vars",
 	"providers/list",
 	"providers/register",
 	"providers/unregister",
@@ -110,6 +111,13 @@ type PromptLintParams struct {
 	Template string `json:"template"`
 	// Tool kinds exempt from the guard rule; defaults to config prompt.exempt_kinds.
 	ExemptKinds []string `json:"exempt_kinds,omitempty"`
+	// Report names no render defines (undefined_variable). On by default, whatever the render setting.
+	// Default: true.
+	StrictUndefined *bool `json:"strict_undefined,omitempty"`
+	// Names of the flags the host sends besides the default ones: defined for the undefined-name check.
+	Flags []string `json:"flags,omitempty"`
+	// Tool kinds the host sends besides the documented ones (not questioned as misspellings).
+	ToolKinds []string `json:"tool_kinds,omitempty"`
 }
 
 // PromptPersistParams are the params of "prompt/persist".
@@ -126,7 +134,21 @@ type PromptRenderParams struct {
 	Tools *Tools `json:"tools,omitempty"`
 	// Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`).
 	Params map[string]map[string]string `json:"params,omitempty"`
-	// Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...).
+	// Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...); only true and false.
+	Flags map[string]bool `json:"flags,omitempty"`
+	// Strict undefined: a name no render defines is an error, not empty text. Default: config prompt.strict_undefined (true).
+	StrictUndefined *bool `json:"strict_undefined,omitempty"`
+}
+
+// PromptVarsParams are the params of "prompt/vars".
+type PromptVarsParams struct {
+	// The prompt context (docs/templates.md); every field is optional.
+	Context *PromptContext `json:"context,omitempty"`
+	// The tool set by kind; defaults to the one given at initialize.
+	Tools *Tools `json:"tools,omitempty"`
+	// Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`).
+	Params map[string]map[string]string `json:"params,omitempty"`
+	// Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...); only true and false.
 	Flags map[string]bool `json:"flags,omitempty"`
 }
 
@@ -553,9 +575,12 @@ type LintViolation struct {
 	Line int64 `json:"line"`
 	// 1-based, in code points
 	Column int64 `json:"column"`
-	// unguarded_tool, dynamic_tool, aliased_tools or syntax
+	// unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
+	// error, or warning (not_portable): a warning alone does not fail `promptd lint`.
+	// Default: "error".
+	Severity string `json:"severity,omitempty"`
 }
 
 // MarkerForm is a type of the promptd protocol (see protocol/openrpc.json).
@@ -876,6 +901,15 @@ const (
 	TemplateNameFull       TemplateName = "full"
 )
 
+// TemplateVariable is a type of the promptd protocol (see protocol/openrpc.json).
+type TemplateVariable struct {
+	Name string `json:"name"`
+	// The value a template sees (tools and params as their mappings).
+	Value any `json:"value"`
+	// tools / params: the namespaces; context: a context field; derived: computed from the context; runtime: from configuration; flag: set by the request; default_flag: derived, not set by the request.
+	Source VariableSource `json:"source"`
+}
+
 // TodoItem is a type of the promptd protocol (see protocol/openrpc.json).
 type TodoItem struct {
 	ID      string         `json:"id"`
@@ -886,6 +920,26 @@ type TodoItem struct {
 // The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`.
 type Tools struct {
 	ByKind map[string]string `json:"by_kind,omitempty"`
+}
+
+// VariableSource is a type of the promptd protocol (see protocol/openrpc.json).
+type VariableSource string
+
+// The values of VariableSource.
+const (
+	VariableSourceTools       VariableSource = "tools"
+	VariableSourceParams      VariableSource = "params"
+	VariableSourceContext     VariableSource = "context"
+	VariableSourceDerived     VariableSource = "derived"
+	VariableSourceRuntime     VariableSource = "runtime"
+	VariableSourceFlag        VariableSource = "flag"
+	VariableSourceDefaultFlag VariableSource = "default_flag"
+)
+
+// VarsResult is the result of "prompt/vars".
+type VarsResult struct {
+	// Every variable a template rendered with these params sees, in merge order.
+	Variables []TemplateVariable `json:"variables"`
 }
 
 // WrapResult is the result of "reminder/wrap", "reminder/wrap_many".

@@ -320,6 +320,15 @@ export interface LintParams {
   template: string;
   /** Tool kinds exempt from the guard rule; defaults to config prompt.exempt_kinds. */
   exempt_kinds?: string[] | null;
+  /**
+   * Report names no render defines (undefined_variable). On by default, whatever the render setting.
+   * @default true
+   */
+  strict_undefined?: boolean;
+  /** Names of the flags the host sends besides the default ones: defined for the undefined-name check. */
+  flags?: string[];
+  /** Tool kinds the host sends besides the documented ones (not questioned as misspellings). */
+  tool_kinds?: string[];
 }
 
 export interface LintResult {
@@ -331,9 +340,14 @@ export interface LintViolation {
   line: number;
   /** 1-based, in code points */
   column: number;
-  /** unguarded_tool, dynamic_tool, aliased_tools or syntax */
+  /** unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax */
   kind: string;
   message: string;
+  /**
+   * error, or warning (not_portable): a warning alone does not fail `promptd lint`.
+   * @default "error"
+   */
+  severity?: string;
 }
 
 export type MarkerForm = "pua" | "ascii" | "object";
@@ -511,8 +525,10 @@ export interface RenderParams {
   tools?: Tools | null;
   /** Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`). */
   params?: Record<string, Record<string, string>>;
-  /** Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...). */
+  /** Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...); only true and false. */
   flags?: Record<string, boolean>;
+  /** Strict undefined: a name no render defines is an error, not empty text. Default: config prompt.strict_undefined (true). */
+  strict_undefined?: boolean | null;
 }
 
 export interface RenderResult {
@@ -621,6 +637,14 @@ export interface StripResult {
 
 export type TemplateName = "primary" | "subagent" | "apply_patch" | "custom" | "full";
 
+export interface TemplateVariable {
+  name: string;
+  /** The value a template sees (tools and params as their mappings). */
+  value: unknown;
+  /** tools / params: the namespaces; context: a context field; derived: computed from the context; runtime: from configuration; flag: set by the request; default_flag: derived, not set by the request. */
+  source: VariableSource;
+}
+
 export interface TodoItem {
   id: string;
   content: string;
@@ -630,6 +654,24 @@ export interface TodoItem {
 /** The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`. */
 export interface Tools {
   by_kind?: Record<string, string>;
+}
+
+export type VariableSource = "tools" | "params" | "context" | "derived" | "runtime" | "flag" | "default_flag";
+
+export interface VarsParams {
+  /** The prompt context (docs/templates.md); every field is optional. */
+  context?: PromptContext;
+  /** The tool set by kind; defaults to the one given at initialize. */
+  tools?: Tools | null;
+  /** Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`). */
+  params?: Record<string, Record<string, string>>;
+  /** Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...); only true and false. */
+  flags?: Record<string, boolean>;
+}
+
+export interface VarsResult {
+  /** Every variable a template rendered with these params sees, in merge order. */
+  variables: TemplateVariable[];
 }
 
 export interface WrapManyParams {
@@ -699,6 +741,10 @@ export interface Methods {
   "prompt/render": {
     params: RenderParams;
     result: RenderResult;
+  };
+  "prompt/vars": {
+    params: VarsParams;
+    result: VarsResult;
   };
   "providers/list": {
     params: Empty;
@@ -887,7 +933,7 @@ export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
 export type NotificationName = keyof Notifications;
 
-export const METHOD_NAMES: readonly MethodName[] = ["citation/describe","citation/export","citation/parse","citation/strip","content/inspect","content/sanitize","content/sanitize_value","history/sanitize","initialize","prompt/lint","prompt/persist","prompt/render","providers/list","providers/register","providers/unregister","reminder/assemble","reminder/keys","reminder/parse","reminder/strip","reminder/wrap","reminder/wrap_many","rpc.discover","session/close","session/update","shutdown","todo/gate","turn/complete","turn/compose"];
+export const METHOD_NAMES: readonly MethodName[] = ["citation/describe","citation/export","citation/parse","citation/strip","content/inspect","content/sanitize","content/sanitize_value","history/sanitize","initialize","prompt/lint","prompt/persist","prompt/render","prompt/vars","providers/list","providers/register","providers/unregister","reminder/assemble","reminder/keys","reminder/parse","reminder/strip","reminder/wrap","reminder/wrap_many","rpc.discover","session/close","session/update","shutdown","todo/gate","turn/complete","turn/compose"];
 
 /** One typed wrapper per request method; PromptdClient supplies `call`. */
 export abstract class GeneratedMethods {
@@ -951,6 +997,11 @@ export abstract class GeneratedMethods {
   /** `prompt/render`: Renders the system prompt for a prompt context: text, template used, sha256, length. */
   promptRender(params: ParamsOf<"prompt/render"> = {}, options?: RequestOptions): Promise<ResultOf<"prompt/render">> {
     return this.call("prompt/render", params, options);
+  }
+
+  /** `prompt/vars`: Every variable a template would see for these render params, with its value and source. */
+  promptVars(params: ParamsOf<"prompt/vars"> = {}, options?: RequestOptions): Promise<ResultOf<"prompt/vars">> {
+    return this.call("prompt/vars", params, options);
   }
 
   /** `providers/list`: Lists providers in priority order, built-ins first. */

@@ -10,9 +10,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictBool, field_validator
 
 from promptd.api.base import ApiModel, Tools
+from promptd.errors import InvalidContext
 from promptd.prompt.context import PromptContext, parse_context
 
 
@@ -31,17 +32,42 @@ class _WithContext(ApiModel):
     @classmethod
     def _parse(cls, value: Any) -> PromptContext:
         # Raises InvalidContext, which the method boundary turns into its own error code.
-        return parse_context(value)
+        try:
+            return parse_context(value)
+        except InvalidContext as exc:
+            _suggest_field(exc)
+            raise
 
 
-class RenderParams(_WithContext):
+class _RenderInputs(_WithContext):
     tools: Tools | None = Field(None, description="The tool set by kind; defaults to the one given at initialize.")
     params: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`)."
     )
-    flags: dict[str, bool] = Field(
+    flags: dict[str, StrictBool] = Field(
         default_factory=dict,
-        description="Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...).",
+        description="Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...); only true and false.",
+    )
+
+
+def _suggest_field(exc: InvalidContext) -> None:
+    """An unknown field gets `data.suggestions`, the fields it was probably meant to be, and the
+    message says so: `promt_mode` -> "did you mean `prompt_mode`?"."""
+    from promptd.prompt.names import suggest
+
+    field = exc.data.get("field")
+    if exc.data.get("reason") != "unknown_field" or not isinstance(field, str) or "." in field or "suggestions" in exc.data:
+        return
+    found = suggest(field, PromptContext.model_fields)
+    exc.data["suggestions"] = found
+    if found:
+        exc.message += "; did you mean " + " or ".join(f"`{name}`" for name in found) + "?"
+        exc.args = (exc.message,)
+
+
+class RenderParams(_RenderInputs):
+    strict_undefined: bool | None = Field(
+        None, description="Strict undefined: a name no render defines is an error, not empty text. Default: config prompt.strict_undefined (true)."
     )
 
 
@@ -57,13 +83,19 @@ class RenderResult(ApiModel):
 class LintParams(ApiModel):
     template: str
     exempt_kinds: list[str] | None = Field(None, description="Tool kinds exempt from the guard rule; defaults to config prompt.exempt_kinds.")
+    strict_undefined: bool = Field(True, description="Report names no render defines (undefined_variable). On by default, whatever the render setting.")
+    flags: list[str] = Field(default_factory=list, description="Names of the flags the host sends besides the default ones: defined for the undefined-name check.")
+    tool_kinds: list[str] = Field(default_factory=list, description="Tool kinds the host sends besides the documented ones (not questioned as misspellings).")
 
 
 class LintViolation(ApiModel):
     line: int = Field(description="1-based")
     column: int = Field(description="1-based, in code points")
-    kind: str = Field(description="unguarded_tool, dynamic_tool, aliased_tools or syntax")
+    kind: str = Field(
+        description="unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax"
+    )
     message: str
+    severity: str = Field("error", description="error, or warning (not_portable): a warning alone does not fail `promptd lint`.")
 
 
 class LintResult(ApiModel):
@@ -76,3 +108,29 @@ class PersistParams(_WithContext):
 
 class PersistResult(ApiModel):
     context: PromptContext = Field(description="The context with every field explicit, ready to store and to render again.")
+
+
+class VarsParams(_RenderInputs):
+    pass
+
+
+class VariableSource(StrEnum):
+    TOOLS = "tools"
+    PARAMS = "params"
+    CONTEXT = "context"
+    DERIVED = "derived"
+    RUNTIME = "runtime"
+    FLAG = "flag"
+    DEFAULT_FLAG = "default_flag"
+
+
+class TemplateVariable(ApiModel):
+    name: str
+    value: Any = Field(description="The value a template sees (tools and params as their mappings).")
+    source: VariableSource = Field(
+        description="tools / params: the namespaces; context: a context field; derived: computed from the context; runtime: from configuration; flag: set by the request; default_flag: derived, not set by the request."
+    )
+
+
+class VarsResult(ApiModel):
+    variables: list[TemplateVariable] = Field(description="Every variable a template rendered with these params sees, in merge order.")

@@ -1,4 +1,4 @@
-"""prompt/render, prompt/lint, prompt/persist.
+"""prompt/render, prompt/lint, prompt/persist, prompt/vars.
 
 Glue layer. The pipeline, engine, lint and vault modules import jinja2 and cryptography, so they
 are imported inside the handlers: the server's cold start never pays for them.
@@ -11,7 +11,20 @@ import os
 import time
 from collections.abc import Awaitable
 
-from promptd.api.prompt import LintParams, LintResult, LintViolation, PersistParams, PersistResult, RenderParams, RenderResult, TemplateName
+from promptd.api.prompt import (
+    LintParams,
+    LintResult,
+    LintViolation,
+    PersistParams,
+    PersistResult,
+    RenderParams,
+    RenderResult,
+    TemplateName,
+    TemplateVariable,
+    VariableSource,
+    VarsParams,
+    VarsResult,
+)
 from promptd.methods.base import Context, Method
 from promptd.prompt.context import for_persistence
 
@@ -21,11 +34,15 @@ def render(params: RenderParams, ctx: Context) -> RenderResult | Awaitable[Rende
 
     from promptd.prompt import vault
 
-    if pipeline.renders_inline(params.context, vault.own_templates(ctx.runtime.config.vault)):
+    if pipeline.renders_inline(params.context, vault.own_templates(ctx.runtime.config.vault), strict=_strict(params, ctx)):
         return _render(params, ctx)
     # Custom templates, bodies, first compiles and the vault's decrypt-compile-render can take
     # milliseconds or more; a worker thread keeps them from stalling other requests.
     return asyncio.to_thread(_render, params, ctx)
+
+
+def _strict(params: RenderParams, ctx: Context) -> bool:
+    return params.strict_undefined if params.strict_undefined is not None else ctx.runtime.config.prompt.strict_undefined
 
 
 def _render(params: RenderParams, ctx: Context) -> RenderResult:
@@ -43,6 +60,7 @@ def _render(params: RenderParams, ctx: Context) -> RenderResult:
         # The wrapper style in use, from configuration (promptd.toml, environment, initialize), so
         # the prompt describes the blocks this process really writes; never from the request.
         reminder_style=runtime.config.reminders.style,
+        strict=_strict(params, ctx),
     )
     if runtime.log.enabled("debug"):
         runtime.log.debug(
@@ -64,8 +82,17 @@ def lint(params: LintParams, ctx: Context) -> LintResult:
     from promptd.prompt import lint as guard
 
     exempt = params.exempt_kinds if params.exempt_kinds is not None else ctx.runtime.config.prompt.exempt_kinds
-    found = guard.lint(params.template, exempt)
-    return LintResult(violations=[LintViolation(line=v.line, column=v.column, kind=v.kind, message=v.message) for v in found])
+    found = guard.lint(params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds)
+    return LintResult(violations=[LintViolation(line=v.line, column=v.column, kind=v.kind, message=v.message, severity=v.severity) for v in found])
+
+
+def variables(params: VarsParams, ctx: Context) -> VarsResult:
+    from promptd.prompt import variables as listing
+
+    runtime = ctx.runtime
+    tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
+    found = listing.describe(params.context, tools, params.params, params.flags, reminder_style=runtime.config.reminders.style)
+    return VarsResult(variables=[TemplateVariable(name=v.name, value=v.value, source=VariableSource(v.source.value)) for v in found])
 
 
 def persist(params: PersistParams, ctx: Context) -> PersistResult:
@@ -76,4 +103,5 @@ METHODS = [
     Method("prompt/render", RenderParams, RenderResult, render, "Renders the system prompt for a prompt context: text, template used, sha256, length."),
     Method("prompt/lint", LintParams, LintResult, lint, "Checks that every ${{ tools.by_kind.X }} sits inside a condition on tools.by_kind.X.", offload=True),
     Method("prompt/persist", PersistParams, PersistResult, persist, "The context normalized for storage (subagent role summaries cleared)."),
+    Method("prompt/vars", VarsParams, VarsResult, variables, "Every variable a template would see for these render params, with its value and source."),
 ]
