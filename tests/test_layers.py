@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # The doors: the command line, the stdio server, the in-process door; and the generator of
     # protocol/ and the docs tables (a build tool that reads the method table).
-    ("promptd.__main__", "promptd.cli", "promptd.cli_prompt", "promptd.server", "promptd.reader", "promptd.peer", "promptd.writer", "promptd.local", "promptd.generate"),
+    ("promptd.__main__", "promptd.cli", "promptd.cli_prompt", "promptd.cli_workflow", "promptd.server", "promptd.reader", "promptd.peer", "promptd.writer", "promptd.local", "promptd.generate"),
     # The method table, its thin adapters, and the one exception-to-wire boundary.
     ("promptd.methods",),
     # What the methods stand on: the runtime a door serves (configuration applied, registries,
@@ -41,7 +41,7 @@ ALSO: dict[str, frozenset[str]] = {
     # The stdio transport: its input reader, its frame writer, the client as a peer of handlers.
     "promptd.server": frozenset({"promptd.reader", "promptd.peer", "promptd.writer"}),
     "promptd.peer": frozenset({"promptd.writer"}),
-    "promptd.cli_prompt": frozenset({"promptd.local"}),
+    "promptd.cli_prompt": frozenset({"promptd.local", "promptd.cli_workflow"}),
     # Assembly runs the reminder providers: it formats reminders, reads sessions and todos.
     "promptd.assembly": frozenset({"promptd.reminders", "promptd.sessions", "promptd.todos"}),
     # A session keeps the todo gate's turn accounting; the gate's rules are in todos.

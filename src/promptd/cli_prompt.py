@@ -21,31 +21,68 @@ import orjson
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
+EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 OVERRIDES = ("none", "codex")
-TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+# Flag values are as strict as context booleans: true or false, nothing that merely looks like one.
+TRUE_WORDS = frozenset({"true"})
+FALSE_WORDS = frozenset({"false"})
+TEMPLATE_EXIT_CODES = "Exit codes: 0 ok, 1 findings (lint findings, snapshot differences), 2 usage or input error (unreadable file, bad context, template error)."
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Registers the prompt subcommands; each sets `handler(config, args) -> exit code`."""
-    render = commands.add_parser("render", help="render a system prompt from a context file")
-    render.add_argument("--context", help="context file (JSON or YAML); default: all defaults")
-    render.add_argument("--body", help="file whose text is the prompt body (replaces the context's prompt_body)")
-    render.add_argument("--override", help="none | codex | custom:FILE (replaces the context's system_prompt)")
-    render.add_argument("--tool", action="append", default=[], metavar="KIND=NAME", help="a tool by kind, e.g. read=read_file (repeatable)")
-    render.add_argument("--tools", metavar="FILE", help="tools by kind from a JSON or YAML file ({kind: name} or {by_kind: {...}})")
-    render.add_argument("--param", action="append", default=[], metavar="KIND.NAME=CLIENT", help="a parameter name mapping (repeatable)")
-    render.add_argument("--flag", action="append", default=[], metavar="NAME[=BOOL]", help="a template flag, true unless given (repeatable)")
-    render.add_argument("--json", action="store_true", help="print the whole result (text, template, sha256, chars) as JSON")
+    render = commands.add_parser(
+        "render",
+        help="render a system prompt from a context file",
+        description="Render the system prompt for a prompt context (docs/templates.md). Prints exactly the text; "
+        "with --snapshot, renders each --context and compares it with DIR/<context name>.txt.",
+        epilog=TEMPLATE_EXIT_CODES,
+    )
+    _render_inputs(render, contexts=True)
+    render.add_argument("--json", action="store_true", help="print the whole result (text, template, sha256, chars, bytes) as JSON")
     render.add_argument("-o", "--output", help="write the text to this file instead of stdout")
-    render.set_defaults(handler=run_render)
+    render.add_argument("--snapshot", metavar="DIR", help="compare each render with DIR/<context name>.txt; differences are findings")
+    render.add_argument("--update", action="store_true", help="with --snapshot: write the renders into DIR instead of comparing")
+    render.set_defaults(handler=_pipe_safe(run_render))
 
-    lint = commands.add_parser("lint", help="check templates: every ${{ tools.by_kind.X }} guarded by a condition on it")
+    diff = commands.add_parser(
+        "diff",
+        help="show how the prompts of two contexts differ",
+        description="Render two contexts with the same options and print a unified diff of the two prompts.",
+        epilog="Exit codes: 0 the prompts are identical, 1 they differ, 2 usage or input error.",
+    )
+    diff.add_argument("left", metavar="LEFT", help="context file (JSON or YAML)")
+    diff.add_argument("right", metavar="RIGHT", help="context file (JSON or YAML)")
+    _render_inputs(diff, contexts=False)
+    diff.set_defaults(handler=_pipe_safe(run_diff))
+
+    variables = commands.add_parser(
+        "vars",
+        help="list every variable a template sees, with its value",
+        description="Every variable a template rendered from these inputs sees (context fields, derived values, "
+        "runtime values, tools, params, flags), with its value and where it came from.",
+        epilog=TEMPLATE_EXIT_CODES,
+    )
+    _render_inputs(variables, contexts=False, single_context=True)
+    variables.add_argument("--json", action="store_true", help="print the prompt/vars result as JSON")
+    variables.set_defaults(handler=_pipe_safe(run_vars))
+
+    lint = commands.add_parser(
+        "lint",
+        help="check templates: guards, undefined names, syntax, portability",
+        description="Lint templates (docs/templates.md, \"Lint\"): every ${{ tools.by_kind.X }} inside a guard, params.X.Y "
+        "inside a condition on params.X, every name one a render defines, filters and tests that exist. FILE - reads stdin.",
+        epilog=TEMPLATE_EXIT_CODES + " Warnings (not_portable) alone exit 0.",
+    )
     lint.add_argument("files", nargs="+", metavar="FILE")
-    lint.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the rule (repeatable; default from config)")
+    lint.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the guard rule (repeatable; default from config)")
     lint.add_argument("--strict", action="store_true", help="exempt no kind at all")
-    lint.set_defaults(handler=run_lint)
+    lint.add_argument("--flag", action="append", default=[], metavar="NAME", help="a flag your host sends (repeatable): a defined name")
+    lint.add_argument("--kind", action="append", default=[], metavar="KIND", help="a tool kind your host sends besides the documented ones")
+    lint.add_argument("--no-strict-undefined", dest="strict_undefined", action="store_false", help="do not check names against the variables")
+    lint.add_argument("--json", action="store_true", help='print {"findings": [...], "errors": [...]} as JSON')
+    lint.set_defaults(handler=_pipe_safe(run_lint))
 
     vault = commands.add_parser(
         "vault",
@@ -81,70 +118,253 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     keygen.set_defaults(handler=run_vault_keygen)
 
 
-# -- render and lint ---------------------------------------------------------------------------
+# -- render, diff, vars and lint ----------------------------------------------------------------
+
+
+def _render_inputs(parser: argparse.ArgumentParser, contexts: bool, single_context: bool = False) -> None:
+    if contexts:
+        parser.add_argument("--context", action="append", default=[], help="context file (JSON or YAML); repeatable with --snapshot; default: all defaults")
+    elif single_context:
+        parser.add_argument("--context", help="context file (JSON or YAML); default: all defaults")
+    parser.add_argument("--body", help="file whose text is the prompt body (replaces the context's prompt_body)")
+    parser.add_argument("--override", help="none | codex | custom:FILE (replaces the context's system_prompt)")
+    parser.add_argument("--tool", action="append", default=[], metavar="KIND=NAME", help="a tool by kind, e.g. read=read_file (repeatable)")
+    parser.add_argument("--tools", metavar="FILE", help="tools by kind from a JSON or YAML file ({kind: name} or {by_kind: {...}})")
+    parser.add_argument("--param", action="append", default=[], metavar="KIND.NAME=CLIENT", help="a parameter name mapping (repeatable)")
+    parser.add_argument(
+        "--flag", action="append", default=[], metavar="NAME[=true|false]", help="a template flag, true unless given; the name must be one a template reads"
+    )
+    if contexts or not single_context:
+        parser.add_argument(
+            "--strict-undefined",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="an undefined name is an error (default: config prompt.strict_undefined, true)",
+        )
+
+
+def _pipe_safe(handler: Any) -> Any:
+    """A reader that closes the pipe early (`promptd lint ... | head`) ends the command quietly:
+    stdout is pointed at /dev/null so nothing more is written, not even at exit's final flush."""
+
+    def run(config: Any, args: argparse.Namespace) -> int:
+        try:
+            code = handler(config, args)
+            sys.stdout.flush()
+            return int(code)
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            return EXIT_FAILURE
+
+    return run
+
+
+class _Inputs:
+    """The files a render reads, kept so errors can name them instead of `custom` or `body`."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}
+        self.raw_context: Mapping[str, Any] = {}
+
+
+def _params(config: Any, args: argparse.Namespace, context_file: str | None, inputs: _Inputs) -> dict[str, Any]:
+    """prompt/render params from the command's files and flags; raises PromptdError or _Usage."""
+    from promptd.prompt.context import read_file_data
+
+    context: Any = read_file_data(context_file) if context_file else {}
+    if not isinstance(context, Mapping):
+        raise _Usage(f"{context_file}: the context file must hold an object")
+    inputs.raw_context = context
+    context = dict(context)
+    if context_file:
+        inputs.files["context"] = context_file
+    if args.body:
+        context["prompt_body"] = _read_text(args.body)
+        inputs.files["body"] = args.body
+    if args.override:
+        context["system_prompt"] = _override(args.override)
+        if isinstance(context["system_prompt"], dict):
+            inputs.files["custom"] = args.override[len("custom:") :]
+    params: dict[str, Any] = {"context": context, "params": _param_names(args.param), "flags": _flags(args.flag)}
+    tools = _tools(args.tools, args.tool)
+    if tools is not None:
+        params["tools"] = {"by_kind": tools}
+    _check_flags(params["flags"], context, sealed_elsewhere=bool(config.vault.template_file))
+    return params
+
+
+def _check_flags(flags: Mapping[str, bool], context: Mapping[str, Any], sealed_elsewhere: bool) -> None:
+    """A flag must be one a template of this render can read: a default flag, or a name the custom
+    template, the body or a shipped template reads. A misspelled --flag is an error, not a no-op.
+    A sealed template of one's own (config vault.template_file) cannot be read here, so with the
+    codex override and such a template every name is accepted."""
+    if not flags or (sealed_elsewhere and context.get("system_prompt") == "codex"):
+        return
+    from promptd.prompt import variables
+
+    override = context.get("system_prompt")
+    sources = [s for s in (context.get("prompt_body"), override.get("custom") if isinstance(override, Mapping) else None) if isinstance(s, str)]
+    readable = variables.flag_names() | variables.shipped_reads()
+    for source in sources:
+        readable |= variables.reads(source)
+    for name in flags:
+        if name not in readable:
+            hint = variables.suggest(name, readable)
+            more = f"; did you mean {' or '.join(hint)}?" if hint else f" (flags a template can read: {', '.join(sorted(variables.flag_names()))}, or any name your template reads)"
+            raise _Usage(f"--flag {name}: no template of this render reads a flag of that name{more}")
+
+
+def _render_once(door: Any, params: dict[str, Any], inputs: _Inputs, command: str) -> dict[str, Any] | None:
+    from promptd.local import LocalError
+
+    try:
+        return dict(door.call("prompt/render", params))
+    except LocalError as failure:
+        _report(command, failure.message, failure.kind or "error", failure.data, inputs)
+        return None
 
 
 def run_render(config: Any, args: argparse.Namespace) -> int:
     from promptd.errors import PromptdError
-    from promptd.prompt.context import read_file_data
 
-    try:
-        context: Any = read_file_data(args.context) if args.context else {}
-        if not isinstance(context, Mapping):
-            return _usage("the context file must hold an object")
-        context = dict(context)
-        if args.body:
-            context["prompt_body"] = _read_text(args.body)
-        if args.override:
-            context["system_prompt"] = _override(args.override)
-        params: dict[str, Any] = {"context": context, "params": _param_names(args.param), "flags": _flags(args.flag)}
-        tools = _tools(args.tools, args.tool)
-        if tools is not None:
-            params["tools"] = {"by_kind": tools}
-    except PromptdError as exc:
-        return _failure("render", exc.message, exc.kind)
-    except _Usage as exc:
-        return _usage(str(exc))
+    if args.update and not args.snapshot:
+        return _usage("--update goes with --snapshot DIR")
+    if args.snapshot and (args.output or args.json):
+        return _usage("--snapshot DIR writes its own files and status lines; it does not take -o or --json")
+    if len(args.context) > 1 and not args.snapshot:
+        return _usage("several --context files need --snapshot DIR (or use `promptd diff LEFT RIGHT`)")
+    if args.snapshot and not args.context:
+        return _usage("--snapshot DIR needs at least one --context FILE (its name names the snapshot)")
     door = _door(config, "render")
-    result = None if door is None else _invoke(door, "prompt/render", params)
-    if result is None:
-        return EXIT_FAILURE
+    if door is None:
+        return EXIT_USAGE
+    renders = []
+    for context_file in args.context or [None]:
+        inputs = _Inputs()
+        try:
+            params = _params(config, args, context_file, inputs)
+        except PromptdError as exc:
+            return _report("render", exc.message, exc.kind, exc.to_data(), inputs)
+        except _Usage as exc:
+            return _usage(str(exc))
+        if args.strict_undefined is not None:
+            params["strict_undefined"] = args.strict_undefined
+        result = _render_once(door, params, inputs, "render")
+        if result is None:
+            return EXIT_USAGE
+        result["bytes"] = len(result["text"].encode("utf-8"))
+        renders.append((context_file, result))
+    if args.snapshot:
+        from promptd import cli_workflow
+
+        return cli_workflow.snapshots(Path(args.snapshot), renders, update=args.update)
+    result = renders[0][1]
     if args.json:
         payload = orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n"
     else:
         # Exactly the text, with no newline added: `sha256sum` of the output equals `sha256`.
         payload = result["text"].encode("utf-8")
     if args.output:
-        Path(args.output).write_bytes(payload)
+        try:
+            Path(args.output).write_bytes(payload)
+        except OSError as exc:
+            return _usage(f"cannot write {args.output}: {exc.strerror}")
     else:
         sys.stdout.buffer.write(payload)
-        sys.stdout.flush()
+    return EXIT_OK
+
+
+def run_diff(config: Any, args: argparse.Namespace) -> int:
+    from promptd import cli_workflow
+    from promptd.errors import PromptdError
+
+    door = _door(config, "diff")
+    if door is None:
+        return EXIT_USAGE
+    renders = []
+    for context_file in (args.left, args.right):
+        inputs = _Inputs()
+        try:
+            params = _params(config, args, context_file, inputs)
+        except PromptdError as exc:
+            return _report("diff", exc.message, exc.kind, exc.to_data(), inputs)
+        except _Usage as exc:
+            return _usage(str(exc))
+        if args.strict_undefined is not None:
+            params["strict_undefined"] = args.strict_undefined
+        result = _render_once(door, params, inputs, "diff")
+        if result is None:
+            return EXIT_USAGE
+        renders.append((context_file, result))
+    return cli_workflow.diff(renders[0], renders[1])
+
+
+def run_vars(config: Any, args: argparse.Namespace) -> int:
+    from promptd import cli_workflow
+    from promptd.errors import PromptdError
+    from promptd.local import LocalError
+
+    door = _door(config, "vars")
+    if door is None:
+        return EXIT_USAGE
+    inputs = _Inputs()
+    try:
+        params = _params(config, args, args.context, inputs)
+    except PromptdError as exc:
+        return _report("vars", exc.message, exc.kind, exc.to_data(), inputs)
+    except _Usage as exc:
+        return _usage(str(exc))
+    try:
+        result = door.call("prompt/vars", params)
+    except LocalError as failure:
+        return _report("vars", failure.message, failure.kind or "error", failure.data, inputs)
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        sys.stdout.write(cli_workflow.variables_text(result["variables"]))
     return EXIT_OK
 
 
 def run_lint(config: Any, args: argparse.Namespace) -> int:
+    from promptd.local import LocalError
+
     exempt = [] if args.strict else args.exempt
     door = _door(config, "lint")
     if door is None:
-        return EXIT_FAILURE
-    failed = False
+        return EXIT_USAGE
+    findings: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
     for name in args.files:
         try:
-            template = _read_text(name)
+            template = _read_stdin() if name == "-" else _read_text(name)
         except _Usage as exc:
-            print(f"promptd lint: {exc}", file=sys.stderr)
-            failed = True
+            errors.append({"file": name, "message": str(exc), "error": "unreadable"})
             continue
-        params: dict[str, Any] = {"template": template}
+        # `--flag beta=true` as render takes it declares the name `beta`.
+        flags = [flag.partition("=")[0] for flag in args.flag]
+        params: dict[str, Any] = {"template": template, "strict_undefined": args.strict_undefined, "flags": flags, "tool_kinds": args.kind}
         if exempt is not None:
             params["exempt_kinds"] = exempt
-        result = _invoke(door, "prompt/lint", params)
-        if result is None:
-            return EXIT_FAILURE
+        try:
+            result = door.call("prompt/lint", params)
+        except LocalError as failure:
+            errors.append({"file": name, "message": failure.message.replace("template: ", "", 1), "error": failure.kind or "error"})
+            continue
         for v in result["violations"]:
-            failed = True
-            print(f"{name}:{v['line']}:{v['column']}: {v['kind']}: {v['message']}")
-    return EXIT_FAILURE if failed else EXIT_OK
+            findings.append({"file": name, **v})
+            if not args.json:
+                severity = "" if v["severity"] == "error" else f"{v['severity']}: "
+                sys.stdout.write(f"{name}:{v['line']}:{v['column']}: {severity}{v['kind']}: {v['message']}\n")
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps({"findings": findings, "errors": errors}, option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        for error in errors:
+            print(f"promptd lint: {error['file']}: {error['message']} ({error['error']})", file=sys.stderr)
+    if errors:
+        return EXIT_USAGE
+    return EXIT_FINDINGS if any(f["severity"] == "error" for f in findings) else EXIT_OK
 
 
 # -- vault -------------------------------------------------------------------------------------
@@ -170,9 +390,10 @@ def _check_template(config: Any, name: str, source: str, exempt: list[str] | Non
         # Compiled, never cached: the sealed text must not stay behind in the compile cache.
         engine().compile(source, name, cache=False)
     except TemplateSyntax as exc:
-        return [f"{name}:{exc.data.get('line') or 1}:1: syntax: {exc.data.get('cause')}"]
+        return [f"{name}:{exc.data.get('line') or 1}:{exc.data.get('column') or 1}: syntax: {exc.data.get('cause')}"]
     kinds = config.prompt.exempt_kinds if exempt is None else exempt
-    return [f"{name}:{v.line}:{v.column}: {v.kind}: {v.message}" for v in lint.lint(source, kinds)]
+    # Portability warnings do not stop a seal (they do not stop `promptd lint` either).
+    return [f"{name}:{v.line}:{v.column}: {v.kind}: {v.message}" for v in lint.lint(source, kinds) if v.severity == lint.ERROR]
 
 
 def run_vault_seal(config: Any, args: argparse.Namespace) -> int:
@@ -361,10 +582,29 @@ def _usage(message: str) -> int:
 
 
 def _read_text(name: str) -> str:
+    # The bytes as they are: no newline translation here, so the CLI hands the engine exactly what
+    # a host would send over the wire, and the engine's one text path (BOM, CRLF) does the rest.
     try:
-        return Path(name).read_text("utf-8")
+        return Path(name).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise _Usage(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _read_stdin() -> str:
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Usage(f"cannot read stdin: {exc}") from None
+
+
+def _report(command: str, message: str, kind: str, data: Mapping[str, Any] | None, inputs: _Inputs) -> int:
+    """A render-side failure on one line, naming the file it is in (`my.jinja:3:7: ...` instead of
+    `template 'custom' line 3`), with hints the wire leaves to the reader: "did you mean" for an
+    unknown context field, and a YAML value that was read as a date. Returns EXIT_USAGE."""
+    from promptd import cli_workflow
+
+    print(f"promptd {command}: {cli_workflow.explain(message, kind, data or {}, inputs.files, inputs.raw_context)}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _override(value: str) -> Any:
