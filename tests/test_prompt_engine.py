@@ -45,9 +45,14 @@ def test_the_templates_final_newline_is_dropped_and_others_kept(engine):
 
 
 def test_a_template_without_markers_is_returned_verbatim_with_its_final_newline(engine):
-    text = "Plain text with {{ braces }}, ${VAR} and ${# not a comment here #}.\n"
+    text = "Plain text with {{ braces }}, ${VAR} and {# no comment #}.\n"
     assert render(engine, text) == text
     assert engine.cached_sources() == []
+
+
+def test_comments_never_ship_even_when_they_are_the_only_markup(engine):
+    assert render(engine, "Plain text ${# a note for the prompt owner #}and more.\n") == "Plain text and more."
+    assert render(engine, "Plain ${# note #}${{ os_name }}") == "Plain macos"
 
 
 def test_literal_double_braces_and_shell_variables_pass_through_a_template(engine):

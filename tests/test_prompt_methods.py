@@ -87,9 +87,10 @@ def test_render_with_a_wrong_vault_key_is_vault_locked(monkeypatch):
 
 def test_lint_uses_the_configured_exemptions_unless_the_caller_gives_its_own():
     template = "${{ tools.by_kind.search }} ${{ tools.by_kind.read }}"
+    # No kind is exempt by default: an unguarded search tool is a finding like any other.
     default = call_in_process("prompt/lint", {"template": template})["violations"]
-    assert [(v["line"], v["column"], v["kind"]) for v in default] == [(1, 33, "unguarded_tool")]
-    assert len(call_in_process("prompt/lint", {"template": template, "exempt_kinds": []})["violations"]) == 2
+    assert [(v["line"], v["column"], v["kind"]) for v in default] == [(1, 5, "unguarded_tool"), (1, 33, "unguarded_tool")]
+    assert len(call_in_process("prompt/lint", {"template": template, "exempt_kinds": ["search"]})["violations"]) == 1
     runtime = Runtime(Config().merged({"prompt": {"exempt_kinds": ["read", "search"]}}))
     assert call_in_process("prompt/lint", {"template": template}, runtime)["violations"] == []
 
@@ -195,7 +196,9 @@ def test_cli_render_of_a_bad_context_fails_with_the_field_named(tmp_path):
     context = tmp_path / "ctx.json"
     context.write_text('{"version": 1, "shel_path": "/bin/sh"}')
     result = cli("render", "--context", str(context))
-    assert result.returncode == 1 and b"shel_path" in result.stderr and b"invalid_context" in result.stderr
+    # An input error: exit 2, the field named, and what it probably was.
+    assert result.returncode == 2 and b"shel_path" in result.stderr and b"invalid_context" in result.stderr
+    assert b"did you mean `shell_path`?" in result.stderr
     assert cli("render", "--override", "sideways").returncode == 2
 
 
@@ -210,8 +213,8 @@ def test_cli_lint_reports_file_line_and_column_and_fails(tmp_path):
     assert result.stdout.decode().strip() == f"{bad}:2:7: unguarded_tool: `tools.by_kind.edit` is output outside `${{% if tools.by_kind.edit %}}`"
     search = tmp_path / "search.jinja"
     search.write_text("${{ tools.by_kind.search }}")
-    assert cli("lint", str(search)).returncode == 0
-    assert cli("lint", "--strict", str(search)).returncode == 1
+    assert cli("lint", str(search)).returncode == 1
+    assert cli("lint", "--exempt", "search", str(search)).returncode == 0
 
 
 def test_cli_render_runs_the_method_handler_the_server_runs():
@@ -227,7 +230,7 @@ def test_cli_failures_carry_the_kind_and_field_the_wire_sends(tmp_path):
     context.write_text('{"memory_enabled": "yes"}')
     code, kind, data = failure("prompt/render", {"context": {"memory_enabled": "yes"}})
     result = cli("render", "--context", str(context))
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr.decode().rstrip().endswith(f"[field {data['field']}] ({kind})")
 
 
