@@ -14,6 +14,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import driver  # noqa: E402
+import lint_large  # noqa: E402
 import sanitize_shapes  # noqa: E402
 import sections  # noqa: E402
 
@@ -115,6 +116,7 @@ def main() -> int:
     for section in sections.ALL:
         parts += section()
     parts += sanitize_shapes.section()
+    parts += lint_large.section()
     parts.append(f"_Run took {time.time() - started:.0f} s._")
     (HERE / "RESULTS.md").write_text("\n".join(parts) + "\n", "utf-8")
     print("\n".join(parts))
