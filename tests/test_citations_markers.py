@@ -320,9 +320,9 @@ def test_parse_time_grows_linearly_on_adversarial_input(name):
     large = small * 4
 
     def timed(text: str) -> float:
-        started = time.perf_counter()
+        started = time.process_time()
         parse(text)
-        return time.perf_counter() - started
+        return time.process_time() - started
 
     small_time = min(timed(small) for _ in range(2))
     large_time = min(timed(large) for _ in range(2))

@@ -75,10 +75,10 @@ def test_the_id_is_null_when_unsure(head):
 def test_reading_the_head_is_linear():
     # Many short members, the worst shape for a member-by-member reader.
     head = (b'{"method":"m"' + b',"a":1' * 1000)[:HEAD_BYTES]
-    started = time.perf_counter()
+    started = time.process_time()
     for _ in range(100):
         peek_request_id(head)
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 # ---- the framer keeps only the head --------------------------------------------------------

@@ -211,9 +211,9 @@ def test_the_wrapper_refuses_bad_nonces_and_styles():
 def test_parsing_adversarial_input_stays_linear():
     # Many unterminated openings of both styles: a quadratic scan would take minutes here.
     nasty = (f"\ue203{NONCE}\n" + '<system-reminder nonce="' + "a" * 200 + '" ') * 20_000
-    started = time.perf_counter()
+    started = time.process_time()
     for style in ("pua", "xml"):
         assert parse(nasty, TRUST, style) == []
         # The same openings, each followed by a far-away closing of both kinds.
         assert parse(nasty + "\ue204</system-reminder>", TRUST, style) == []
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
