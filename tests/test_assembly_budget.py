@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from promptd.assembly.budget import SEPARATOR, join_body, plan, truncate
-from promptd.assembly.model import Fragment, Status
+from promptd.assembly.kinds import FragmentStatus as Status
+from promptd.assembly.model import Fragment
 
 
 def frags(*texts: str) -> list[Fragment]:

@@ -30,6 +30,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("promptd.reminders", "promptd.assembly", "promptd.prompt", "promptd.citations", "promptd.todos", "promptd.sessions"),
     # Sans-IO JSON-RPC, configuration, the structured logger.
     ("promptd.rpc", "promptd.config", "promptd.logs"),
+    # The closed sets of each area (enums), declared once: the domain, the configuration and the
+    # wire models all use these. They import nothing of promptd's.
+    ("promptd.reminders.kinds", "promptd.assembly.kinds", "promptd.prompt.kinds", "promptd.citations.kinds"),
     ("promptd.text", "promptd.errors", "promptd"),
 )
 
@@ -46,6 +49,8 @@ ALSO: dict[str, frozenset[str]] = {
     "promptd.assembly": frozenset({"promptd.reminders", "promptd.sessions", "promptd.todos"}),
     # A session keeps the todo gate's turn accounting; the gate's rules are in todos.
     "promptd.sessions": frozenset({"promptd.todos"}),
+    # The log level is a setting.
+    "promptd.config": frozenset({"promptd.logs"}),
 }
 
 DOMAINS = LAYERS[4]

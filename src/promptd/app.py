@@ -21,6 +21,7 @@ from promptd.reminders.keys import KeyRegistry
 from promptd.reminders.ledger import Ledger, Trust
 from promptd.reminders.nonce import new_nonce
 from promptd.sessions import Session, SessionStore
+from promptd.text import OffsetUnit
 
 
 class Runtime:
@@ -33,8 +34,8 @@ class Runtime:
         self.host_providers = False
         self.events: bool | frozenset[str] = False
         self.default_tools: dict[str, str] = {}
-        # The unit of offsets in results (initialize's offset_unit): promptd.text.OFFSET_UNITS.
-        self.offset_unit = "code_points"
+        # The unit of offsets in results (initialize's offset_unit).
+        self.offset_unit = OffsetUnit.CODE_POINTS
         self.initialized = False
         self.config = config
         self.keys = self._build_keys(config)

@@ -20,6 +20,8 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from promptd.errors import ConfigError
+from promptd.logs import LogLevel
+from promptd.reminders.kinds import BlockStyle, Eviction
 
 ENV_PREFIX = "PROMPTD_"
 # PROMPTD_* variables promptd reads that are not configuration fields (never reported as ignored).
@@ -44,7 +46,7 @@ class KeysConfig(Section):
 
 class RemindersConfig(Section):
     # The runtime provenance rules (docs/security.md): PUA delimiters by default, XML on request.
-    style: Literal["pua", "xml"] = "pua"
+    style: BlockStyle = BlockStyle.PUA
     # The assembled-body budget (docs/reminders.md, assembly rule 5).
     budget_chars: int = Field(6000, ge=1)
     # Two seconds per provider (docs/reminders.md, assembly rule 2).
@@ -52,7 +54,7 @@ class RemindersConfig(Section):
     # The ledger of blocks this process wrote (docs/security.md). At about 150 bytes an entry,
     # the default bound is about 10 MiB and outlasts any session's reminders by far.
     ledger_max_entries: int = Field(65_536, ge=1)
-    ledger_eviction: Literal["oldest", "least_recent"] = "oldest"
+    ledger_eviction: Eviction = Eviction.OLDEST
     spill_dir: str | None = None
     spill_retention_hours: float = Field(24, gt=0)
     spill_max_file_bytes: int = Field(1 << 20, ge=1)
@@ -109,7 +111,7 @@ class Config(Section):
     # 16 MiB: large enough for a whole file's contents in one tool result, small enough that a
     # runaway writer cannot exhaust memory.
     max_message_bytes: int = Field(16 << 20, ge=1024)
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_level: LogLevel = LogLevel.INFO
     # How long SIGTERM and end of input wait for in-flight requests before cancelling them.
     shutdown_deadline_ms: int = Field(5000, ge=0)
     reminders: RemindersConfig = Field(default_factory=RemindersConfig)

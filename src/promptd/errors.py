@@ -12,6 +12,7 @@ clients read one list. A test checks that every `"kind": "..."` the source sends
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -198,6 +199,7 @@ def catalogue() -> tuple[WireError, ...]:
     kinds = [k for e in entries for k, _ in e.kinds]
     names = [e.name for e in entries]
     for what, values in (("code", codes), ("kind", kinds), ("name", names)):
-        if len(set(values)) != len(values):
-            raise RuntimeError(f"an error {what} is declared twice: {sorted(v for v in values if values.count(v) > 1)}")
+        repeated = sorted(str(value) for value, count in Counter[object](values).items() if count > 1)
+        if repeated:
+            raise RuntimeError(f"an error {what} is declared twice: {repeated}")
     return entries

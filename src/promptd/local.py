@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from promptd.app import Runtime
@@ -151,7 +151,7 @@ class Local:
             raise LocalError(codes.SERVER_SHUT_DOWN, codes.MESSAGES[codes.SERVER_SHUT_DOWN], {"kind": "shut_down"})
         return target
 
-    def _start(self, target: Method, params: Mapping[str, Any] | None) -> Any:
+    def _start(self, target: Method, params: Mapping[str, Any] | None) -> dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]:
         # A mapping is copied to the plain dict the wire would have decoded; anything else (a
         # list, a number) is passed on to be refused by the boundary as the wire refuses it.
         raw = dict(params) if isinstance(params, Mapping) else params

@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import sys
 import time
+from enum import StrEnum
 from typing import Any, TextIO
 
 import orjson
 
-LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
+
+class LogLevel(StrEnum):
+    DEBUG = "debug"
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+LEVELS: dict[str, int] = {LogLevel.DEBUG: 10, LogLevel.INFO: 20, LogLevel.WARNING: 30, LogLevel.ERROR: 40}
 # A field value longer than this is replaced by its length: names and ids are short, bodies are not.
 MAX_FIELD_CHARS = 200
 # Internal errors keep their traceback: the design sends it to stderr (and only there).
@@ -20,14 +29,14 @@ UNCUT_FIELDS = frozenset({"traceback"})
 
 
 class Logger:
-    def __init__(self, level: str = "info", stream: TextIO | None = None) -> None:
+    def __init__(self, level: LogLevel | str = LogLevel.INFO, stream: TextIO | None = None) -> None:
         self.threshold = LEVELS[level]
         self.stream = stream
 
-    def set_level(self, level: str) -> None:
+    def set_level(self, level: LogLevel | str) -> None:
         self.threshold = LEVELS[level]
 
-    def enabled(self, level: str) -> bool:
+    def enabled(self, level: LogLevel | str) -> bool:
         return LEVELS[level] >= self.threshold
 
     def log(self, level: str, event: str, **fields: Any) -> None:

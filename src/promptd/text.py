@@ -5,6 +5,8 @@ Domain layer: imports nothing from promptd, so any module may use it.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 ELLIPSIS = "…"
 
 
@@ -24,12 +26,19 @@ def has_astral(text: str) -> bool:
 
 # ---- offsets in the unit a host counts in ------------------------------------------------------
 
-# What an offset counts. promptd's own offsets are code points (Python's str indices, Go's []rune);
-# a JavaScript host slices strings by UTF-16 code units, a Go or Rust host by UTF-8 bytes.
-CODE_POINTS = "code_points"
-UTF16_UNITS = "utf16_units"
-UTF8_BYTES = "utf8_bytes"
-OFFSET_UNITS = (CODE_POINTS, UTF16_UNITS, UTF8_BYTES)
+# What an offset counts (initialize's offset_unit). promptd's own offsets are code points (Python's
+# str indices, Go's []rune); a JavaScript host slices strings by UTF-16 code units, a Go or Rust
+# host by UTF-8 bytes.
+class OffsetUnit(StrEnum):
+    CODE_POINTS = "code_points"
+    UTF16_UNITS = "utf16_units"
+    UTF8_BYTES = "utf8_bytes"
+
+
+CODE_POINTS = OffsetUnit.CODE_POINTS
+UTF16_UNITS = OffsetUnit.UTF16_UNITS
+UTF8_BYTES = OffsetUnit.UTF8_BYTES
+OFFSET_UNITS = tuple(OffsetUnit)
 
 
 def _utf16_units(text: str) -> int:

@@ -42,7 +42,14 @@ def nudge_text(view: Any) -> str | None:
 
 # ---- TodoGate ------------------------------------------------------------------------------
 
-OPEN_STATUSES = ("pending", "in_progress")
+class TodoStatus(StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+
+
+OPEN_STATUSES = (TodoStatus.PENDING, TodoStatus.IN_PROGRESS)
 # Longest todo text quoted back to the model: a todo is a one-line item, not a document.
 MAX_ITEM_CHARS = 200
 
@@ -51,7 +58,7 @@ MAX_ITEM_CHARS = 200
 class Todo:
     id: str
     content: str
-    status: str  # pending | in_progress | completed | cancelled
+    status: TodoStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +96,10 @@ class GateOutcome:
 def partition(todos: list[Todo], backing_task_count: int) -> Partition:
     """Completed and cancelled todos are ignored; the first min(in_progress, backing) in-progress
     todos, in list order, are backed by a running task; pending todos are never backed."""
-    in_progress = tuple(t for t in todos if t.status == "in_progress")
+    in_progress = tuple(t for t in todos if t.status == TodoStatus.IN_PROGRESS)
     backed_count = max(0, min(len(in_progress), backing_task_count))
     return Partition(
-        pending=tuple(t for t in todos if t.status == "pending"),
+        pending=tuple(t for t in todos if t.status == TodoStatus.PENDING),
         backed=in_progress[:backed_count],
         unbacked=in_progress[backed_count:],
     )

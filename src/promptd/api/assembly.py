@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import AliasChoices, Field
-from typing_extensions import TypeAliasType
 
 from promptd.api.base import ApiModel, Tools
-
-# Closed sets are named (TypeAliasType): each becomes one schema in protocol/openrpc.json, so the
-# clients get one named type with constants instead of a bare string per field.
-Scope = TypeAliasType("Scope", Literal["global", "per_turn"])
-# What providers/register accepts; providers/list also reports the built-ins (ProviderKind).
-RegisterKind = TypeAliasType("RegisterKind", Literal["static", "file", "command", "host"])
-ProviderKind = TypeAliasType("ProviderKind", Literal["builtin", "static", "file", "command", "host"])
-FragmentStatus = TypeAliasType("FragmentStatus", Literal["delivered", "truncated", "dropped", "duplicate"])
-SkipReason = TypeAliasType("SkipReason", Literal["timeout", "error", "missing", "too_large", "no_host"])
+from promptd.assembly.kinds import FragmentStatus, ProviderKind, RegisterKind, Scope, SkipReason
 
 
 class RegisterParams(ApiModel):
     name: str = Field(description="Unique provider name, [A-Za-z0-9._-]+")
-    scope: Scope = "per_turn"
+    scope: Scope = Scope.PER_TURN
     kind: RegisterKind
     key: str = Field(description="Reminder key of the fragments it produces")
     text: str | None = Field(None, description="static: the text")

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from enum import StrEnum
+
+
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 
 class ApiModel(BaseModel):
@@ -22,3 +27,19 @@ class Tools(ApiModel):
     """The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`."""
 
     by_kind: dict[str, str] = Field(default_factory=dict)
+
+
+class Inline:
+    """`Annotated[SomeEnum, Inline(SomeEnum)]`: the enum's values written in place in the field's
+    schema instead of as a named component. For the closed sets the protocol has always listed
+    inline (the clients name their types after the field: TodoItem.status is TodoItemStatus), so
+    that declaring them once, in the domain, leaves the generated clients as they were."""
+
+    __slots__ = ("enum",)
+
+    def __init__(self, enum: type[StrEnum]) -> None:
+        self.enum = enum
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        # Not handler(schema): that would add the enum to the document's named components.
+        return {"enum": [member.value for member in self.enum], "type": "string"}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from promptd.api.base import ApiModel, Tools
+from promptd.api.base import ApiModel, Inline, Tools
+from promptd.text import OffsetUnit
 
 
 class ClientInfo(ApiModel):
@@ -22,12 +23,6 @@ class Capabilities(ApiModel):
     events: bool | list[str] = False
 
 
-# What every offset in a result counts (citation/parse segments, reminder/parse blocks,
-# content/inspect spans): Unicode code points (Python str, Go []rune), UTF-16 code units
-# (JavaScript String.slice) or UTF-8 bytes (Go string and []byte, Rust str).
-OffsetUnit = Literal["code_points", "utf16_units", "utf8_bytes"]
-
-
 class InitializeParams(ApiModel):
     protocol_version: str | None = None
     client_info: ClientInfo | None = None
@@ -36,8 +31,10 @@ class InitializeParams(ApiModel):
     config: dict[str, Any] = Field(default_factory=dict)
     # The default tool set for prompt rendering and the todo reminders.
     tools: Tools | None = None
-    offset_unit: OffsetUnit = Field(
-        "code_points",
+    # What every offset in a result counts: Unicode code points (Python str, Go []rune), UTF-16
+    # code units (JavaScript String.slice) or UTF-8 bytes (Go string and []byte, Rust str).
+    offset_unit: Annotated[OffsetUnit, Inline(OffsetUnit)] = Field(
+        OffsetUnit.CODE_POINTS,
         description="The unit of every offset promptd returns (start/end of citation/parse segments, reminder/parse blocks, content/inspect spans): code_points, utf16_units (JavaScript) or utf8_bytes (Go).",
     )
 
@@ -58,7 +55,7 @@ class InitializeResult(ApiModel):
     protocol_version: str
     server_info: ServerInfo
     methods: list[str]
-    offset_unit: OffsetUnit = Field(description="The unit of every offset in results, as asked for.")
+    offset_unit: Annotated[OffsetUnit, Inline(OffsetUnit)] = Field(description="The unit of every offset in results, as asked for.")
     limits: Limits
 
 

@@ -11,8 +11,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 from typing_extensions import TypeAliasType
 
-from promptd.api.assembly import SkipReason
 from promptd.api.base import ApiModel
+from promptd.assembly.kinds import SkipReason
 
 
 class EventModel(ApiModel):

@@ -7,7 +7,6 @@ generic invalid-params error), the same on the wire, from the CLI and in library
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 from pydantic import Field, StrictBool, field_validator
@@ -15,14 +14,7 @@ from pydantic import Field, StrictBool, field_validator
 from promptd.api.base import ApiModel, Tools
 from promptd.errors import InvalidContext
 from promptd.prompt.context import PromptContext, parse_context
-
-
-class TemplateName(StrEnum):
-    PRIMARY = "primary"
-    SUBAGENT = "subagent"
-    APPLY_PATCH = "apply_patch"
-    CUSTOM = "custom"
-    FULL = "full"
+from promptd.prompt.kinds import TemplateName
 
 
 class _WithContext(ApiModel):

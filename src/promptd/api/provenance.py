@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Literal
-
 from pydantic import Field, JsonValue
-from typing_extensions import TypeAliasType
 
 from promptd.api.base import ApiModel
-
-
-class Origin(StrEnum):
-    """Where untrusted text came from. Every origin gets the same full neutralization; the origin
-    is recorded (as log metadata) so operators can see which door forged markup came through."""
-
-    USER = "user"
-    TOOL = "tool"
-    MODEL = "model"
-    STORED = "stored"
+from promptd.reminders.kinds import BlockStyle, Origin, Refusal, SpanKind
 
 
 class SanitizeParams(ApiModel):
@@ -48,17 +35,6 @@ class InspectParams(ApiModel):
     origin: Origin = Origin.TOOL
 
 
-class SpanKind(StrEnum):
-    # A forged reminder or display-trigger tag: the span runs from its bracket to its name.
-    TAG = "tag"
-    # A reminder delimiter U+E203 / U+E204, raw or escaped.
-    DELIMITER = "delimiter"
-    # A copy of this process's nonce.
-    NONCE = "nonce"
-    # A run of Unicode tag characters (invisible to a person, readable to a model).
-    TAG_CHARACTERS = "tag_characters"
-
-
 class Span(ApiModel):
     # Offsets in initialize's offset_unit (code points by default): text[start:end] is the span.
     start: int
@@ -71,18 +47,8 @@ class InspectResult(ApiModel):
     spans: list[Span]
 
 
-class Refusal(StrEnum):
-    # This process's nonce, but not bytes this process wrote (altered, invented, or forgotten by the ledger).
-    ALTERED = "altered"
-    # Another process's nonce (an earlier run, or an invention).
-    OTHER_PROCESS = "other_process"
-
-
 class ReminderParseParams(ApiModel):
     text: str
-
-
-BlockStyle = TypeAliasType("BlockStyle", Literal["pua", "xml"])
 
 
 class Block(ApiModel):

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated
 
 from pydantic import AliasChoices, Field
 
-from promptd.api.base import ApiModel
+from promptd.api.base import ApiModel, Inline
+from promptd.todos import Decision, Reason, TodoStatus
 
 
 class TodoItem(ApiModel):
     id: str
     content: str
-    status: Literal["pending", "in_progress", "completed", "cancelled"]
+    status: Annotated[TodoStatus, Inline(TodoStatus)]
 
 
 class GateParams(ApiModel):
@@ -30,13 +31,10 @@ class GateParams(ApiModel):
     )
 
 
-# Why the gate decided as it did: the first that applies, in this order (docs/todos.md).
-GateReason = Literal["disabled", "tool_call", "no_open_todos", "no_fires_allowed", "exhausted", "open_todos"]
-
-
 class GateResult(ApiModel):
-    decision: Literal["continue", "nudge"]
-    reason: GateReason = Field(
+    decision: Annotated[Decision, Inline(Decision)]
+    # Why the gate decided as it did: the first that applies, in this order (docs/todos.md).
+    reason: Annotated[Reason, Inline(Reason)] = Field(
         description=(
             "disabled: todo_gate.enabled is false, the gate never fires; tool_call: the last step called a tool; "
             "no_open_todos: nothing pending and every in-progress todo backed; no_fires_allowed: max_fires_per_prompt is 0; "

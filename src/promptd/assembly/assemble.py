@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from promptd.assembly import budget as budgeting
-from promptd.assembly.model import Fragment, Scope, Skip, Status
+from promptd.assembly.kinds import FragmentStatus, Scope
+from promptd.assembly.model import Fragment, Skip
 from promptd.assembly.providers import HostChannel, ProviderView
 from promptd.assembly.registry import ProviderRegistry
 from promptd.assembly.run import run_providers
 from promptd.assembly.spill import SpillFailed, Spilled, SpillStore
 from promptd.config import Config
+from promptd.reminders.kinds import BlockStyle
 from promptd.reminders.ledger import Trust
 from promptd.sessions import Session
 
@@ -31,7 +33,7 @@ class Report:
     provider: str
     key: str
     chars: int
-    status: Status
+    status: FragmentStatus
 
 
 @dataclass
@@ -112,7 +114,7 @@ async def assemble(
 
 
 def fit_and_wrap(
-    raw: list[Fragment], request: Request, limit: int, trust: Trust, style: str, spill: SpillStore, session_id: str
+    raw: list[Fragment], request: Request, limit: int, trust: Trust, style: BlockStyle, spill: SpillStore, session_id: str
 ) -> tuple[Assembled, dict[str, str]]:
     """Sanitize, deduplicate, budget, truncate and spill, wrap. Pure but for the spill file and
     the ledger entry the wrapper records."""
@@ -135,11 +137,11 @@ def fit_and_wrap(
     for placed, source in zip(plan.placed, raw, strict=True):
         fragment, status = placed.fragment, placed.status
         text: str | None = fragment.text
-        if status is Status.TRUNCATED:
+        if status is FragmentStatus.TRUNCATED:
             text, result.spill, result.spill_failure = truncate_and_spill(fragment, source, plan.truncate_room or 0, spill, session_id, clean)
             if text is None:
-                status = Status.DROPPED
-        if status in (Status.DELIVERED, Status.TRUNCATED) and text is not None:
+                status = FragmentStatus.DROPPED
+        if status in (FragmentStatus.DELIVERED, FragmentStatus.TRUNCATED) and text is not None:
             texts.append(text)
             delivered[fragment.key] = source.text
         result.fragments.append(Report(fragment.provider, fragment.key, len(text) if text is not None else len(fragment.text), status))

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from promptd.assembly.model import Fragment, Status
+from promptd.assembly.kinds import FragmentStatus
+from promptd.assembly.model import Fragment
 
 SEPARATOR = "\n\n"
 
@@ -20,7 +21,7 @@ SEPARATOR = "\n\n"
 @dataclass(frozen=True, slots=True)
 class Placed:
     fragment: Fragment
-    status: Status
+    status: FragmentStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +36,7 @@ def dedupe(fragments: list[Fragment]) -> list[Placed]:
     seen: set[str] = set()
     placed = []
     for fragment in fragments:
-        status = Status.DUPLICATE if fragment.text in seen else Status.DELIVERED
+        status = FragmentStatus.DUPLICATE if fragment.text in seen else FragmentStatus.DELIVERED
         seen.add(fragment.text)
         placed.append(Placed(fragment, status))
     return placed
@@ -52,7 +53,7 @@ def plan(fragments: list[Fragment], trigger_markup: str | None, budget: int) -> 
     delivered_any = False
     truncate_room = None
     for item in placed:
-        if item.status is Status.DUPLICATE:
+        if item.status is FragmentStatus.DUPLICATE:
             out.append(item)
             continue
         cost = len(item.fragment.text) + (len(SEPARATOR) if used else 0)
@@ -63,9 +64,9 @@ def plan(fragments: list[Fragment], trigger_markup: str | None, budget: int) -> 
         elif not delivered_any and truncate_room is None:
             truncate_room = budget - used - (len(SEPARATOR) if used else 0)
             used = budget
-            out.append(Placed(item.fragment, Status.TRUNCATED))
+            out.append(Placed(item.fragment, FragmentStatus.TRUNCATED))
         else:
-            out.append(Placed(item.fragment, Status.DROPPED))
+            out.append(Placed(item.fragment, FragmentStatus.DROPPED))
     if not delivered_any and truncate_room is None:
         trigger = None  # nothing to explain: no block at all
     return Plan(out, trigger, truncate_room)

@@ -26,7 +26,8 @@ import os
 import stat
 from pathlib import Path
 
-from promptd.assembly.model import ProviderSkipped, SkipReason
+from promptd.assembly.kinds import SkipReason
+from promptd.assembly.model import ProviderSkipped
 
 MEMORY_FILES = ("AGENTS.md", "CLAUDE.md")
 # The skip detail is logged; the logger replaces values over 200 characters by their length.

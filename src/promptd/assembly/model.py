@@ -3,42 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
-
-
-class Scope(StrEnum):
-    GLOBAL = "global"  # every turn
-    PER_TURN = "per_turn"  # only when the user message is not blank
-
-
-class Kind(StrEnum):
-    STATIC = "static"
-    FILE = "file"
-    COMMAND = "command"
-    HOST = "host"
-    BUILTIN = "builtin"
-
-
-class SkipReason(StrEnum):
-    TIMEOUT = "timeout"
-    ERROR = "error"
-    MISSING = "missing"
-    TOO_LARGE = "too_large"
-    NO_HOST = "no_host"
-
-
-class Status(StrEnum):
-    DELIVERED = "delivered"
-    TRUNCATED = "truncated"
-    DROPPED = "dropped"
-    DUPLICATE = "duplicate"
+from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderSpec:
     name: str
     scope: Scope
-    kind: Kind
+    kind: ProviderKind
     key: str
     text: str | None = None
     path: str | None = None

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Protocol
 
 from promptd.assembly.memory import read_project_memory
-from promptd.assembly.model import Kind, ProviderSkipped, ProviderSpec, Scope, SkipReason
+from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
+from promptd.assembly.model import ProviderSkipped, ProviderSpec
 from promptd.todos import NUDGE_KEY, nudge_text
 
 
@@ -190,20 +191,20 @@ def builtin_todo_nudge(spec: ProviderSpec, view: ProviderView) -> str | None:
     return nudge_text(view)
 
 
-PRODUCERS: dict[Kind, Producer | InstantProducer] = {
-    Kind.STATIC: produce_static,
-    Kind.FILE: produce_file,
-    Kind.COMMAND: produce_command,
-    Kind.HOST: produce_host,
+PRODUCERS: dict[ProviderKind, Producer | InstantProducer] = {
+    ProviderKind.STATIC: produce_static,
+    ProviderKind.FILE: produce_file,
+    ProviderKind.COMMAND: produce_command,
+    ProviderKind.HOST: produce_host,
 }
 
 # Built-in providers, in their registration order. Each yields nothing until the host has given
 # it data; config can switch each off.
 BUILTINS: list[tuple[ProviderSpec, Producer | InstantProducer, str]] = [
-    (ProviderSpec("session.cwd", Scope.GLOBAL, Kind.BUILTIN, "session.cwd"), builtin_cwd, "session_metadata"),
-    (ProviderSpec("session.date", Scope.GLOBAL, Kind.BUILTIN, "session.date"), builtin_date, "session_metadata"),
-    (ProviderSpec("session.env", Scope.GLOBAL, Kind.BUILTIN, "session.env"), builtin_env, "session_metadata"),
-    (ProviderSpec("memory.project_md", Scope.GLOBAL, Kind.BUILTIN, "memory.project_md"), builtin_project_memory, "project_memory"),
-    (ProviderSpec("file.modified", Scope.GLOBAL, Kind.BUILTIN, "file.modified"), builtin_file_modified, "file_modified"),
-    (ProviderSpec(NUDGE_KEY, Scope.PER_TURN, Kind.BUILTIN, NUDGE_KEY), builtin_todo_nudge, "todo_nudge"),
+    (ProviderSpec("session.cwd", Scope.GLOBAL, ProviderKind.BUILTIN, "session.cwd"), builtin_cwd, "session_metadata"),
+    (ProviderSpec("session.date", Scope.GLOBAL, ProviderKind.BUILTIN, "session.date"), builtin_date, "session_metadata"),
+    (ProviderSpec("session.env", Scope.GLOBAL, ProviderKind.BUILTIN, "session.env"), builtin_env, "session_metadata"),
+    (ProviderSpec("memory.project_md", Scope.GLOBAL, ProviderKind.BUILTIN, "memory.project_md"), builtin_project_memory, "project_memory"),
+    (ProviderSpec("file.modified", Scope.GLOBAL, ProviderKind.BUILTIN, "file.modified"), builtin_file_modified, "file_modified"),
+    (ProviderSpec(NUDGE_KEY, Scope.PER_TURN, ProviderKind.BUILTIN, NUDGE_KEY), builtin_todo_nudge, "todo_nudge"),
 ]

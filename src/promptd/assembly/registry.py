@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from promptd.assembly.model import Kind, ProviderSpec, Scope
+from promptd.assembly.kinds import ProviderKind, Scope
+from promptd.assembly.model import ProviderSpec
 from promptd.assembly.providers import BUILTINS, PRODUCERS, InstantProducer, Producer
 from promptd.errors import InvalidProvider, ProviderExists, UnknownProvider
 from promptd.reminders.format import KEY_PATTERN
@@ -16,7 +17,7 @@ from promptd.reminders.format import KEY_PATTERN
 # Far beyond what fits in one 6,000-character reminder; a bound so a looping host cannot grow the
 # registry (and every turn's work) without limit.
 MAX_PROVIDERS = 256
-REQUIRED_FIELD = {Kind.STATIC: "text", Kind.FILE: "path", Kind.COMMAND: "argv"}
+REQUIRED_FIELD = {ProviderKind.STATIC: "text", ProviderKind.FILE: "path", ProviderKind.COMMAND: "argv"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,7 @@ class ProviderRegistry:
 def check_spec(spec: ProviderSpec) -> None:
     if not KEY_PATTERN.fullmatch(spec.name):
         raise InvalidProvider("provider name must match [A-Za-z0-9._-]+", field="name")
-    if spec.kind == Kind.BUILTIN:
+    if spec.kind == ProviderKind.BUILTIN:
         raise InvalidProvider("built-in providers cannot be registered", field="kind")
     needed = REQUIRED_FIELD.get(spec.kind)
     if needed is not None and not getattr(spec, needed):
@@ -75,7 +76,7 @@ def spec_from_mapping(fields: Mapping[str, Any]) -> ProviderSpec:
     return ProviderSpec(
         name=fields["name"],
         scope=Scope(fields.get("scope", "per_turn")),
-        kind=Kind(fields["kind"]),
+        kind=ProviderKind(fields["kind"]),
         key=fields["key"],
         text=fields.get("text"),
         path=fields.get("path"),

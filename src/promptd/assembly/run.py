@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from promptd.assembly.model import Fragment, ProviderSkipped, Skip, SkipReason
+from promptd.assembly.kinds import SkipReason
+from promptd.assembly.model import Fragment, ProviderSkipped, Skip
 from promptd.assembly.providers import HostChannel, ProviderView
 from promptd.assembly.registry import Entry
 

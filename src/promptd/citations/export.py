@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from promptd.citations.markers import MarkerForm, Segment, SegmentType, parse
+from promptd.citations.kinds import MarkerForm, SegmentType
+from promptd.citations.markers import Segment, parse
 from promptd.citations.sources import describe
 
 _INVISIBLE = re.compile("[\ue200-\ue202\ufffc]")

@@ -12,21 +12,19 @@ from promptd.api.assembly import (
     CompleteParams,
     ComposeParams,
     ComposeResult,
-    FragmentReport,
     NameParams,
     ProviderInfo,
     ProvidersResult,
     RegisterParams,
     SessionParams,
     SessionUpdateParams,
-    SkipReport,
-    SpillInfo,
 )
 from promptd.api.base import Empty
 from promptd.api.events import NudgeFiredEvent, ProviderSkippedEvent, SpilledEvent
 from promptd.api.host import ProduceParams, ProduceResult
 from promptd.assembly.assemble import Assembled, Request, assemble
 from promptd.assembly.compose import MAX_MODIFIED_FILES, merge_modified_files, user_content
+from promptd.assembly.kinds import FragmentStatus
 from promptd.assembly.registry import spec_from_mapping
 from promptd.methods.base import Context, Method
 from promptd.sessions import complete_turn
@@ -70,7 +68,7 @@ def unregister(params: NameParams, ctx: Context) -> Empty:
 def list_providers(params: Empty, ctx: Context) -> ProvidersResult:
     return ProvidersResult(
         providers=[
-            ProviderInfo(name=e.spec.name, scope=e.spec.scope.value, kind=e.spec.kind.value, key=e.spec.key, builtin=e.builtin, timeout_ms=e.spec.timeout_ms)
+            ProviderInfo(name=e.spec.name, scope=e.spec.scope, kind=e.spec.kind, key=e.spec.key, builtin=e.builtin, timeout_ms=e.spec.timeout_ms)
             for e in ctx.runtime.providers.entries()
         ]
     )
@@ -120,24 +118,17 @@ def report(assembled: Assembled, session: str, ctx: Context) -> None:
     log = ctx.runtime.log
     for skip in assembled.skipped:
         log.warning("provider_skipped", provider=skip.provider, reason=skip.reason.value, elapsed_ms=skip.elapsed_ms, detail=skip.detail)
-        ctx.emit(*ProviderSkippedEvent(session=session, provider=skip.provider, reason=skip.reason.value, elapsed_ms=skip.elapsed_ms).notification())
+        ctx.emit(*ProviderSkippedEvent(session=session, provider=skip.provider, reason=skip.reason, elapsed_ms=skip.elapsed_ms).notification())
     if assembled.spill is not None:
         ctx.emit(*SpilledEvent(session=session, path=assembled.spill.path, retention_hours=assembled.spill.retention_hours).notification())
     if assembled.spill_failure is not None:
         log.warning("spill_failed", reason=assembled.spill_failure)
-    log.info("assembled", fragments=len(assembled.fragments), delivered=sum(1 for f in assembled.fragments if f.status.value in ("delivered", "truncated")), chars=len(assembled.body), skipped=len(assembled.skipped))
+    log.info("assembled", fragments=len(assembled.fragments), delivered=sum(1 for f in assembled.fragments if f.status in (FragmentStatus.DELIVERED, FragmentStatus.TRUNCATED)), chars=len(assembled.body), skipped=len(assembled.skipped))
 
 
 def to_result(assembled: Assembled) -> AssembleResult:
-    return AssembleResult(
-        text=assembled.text,
-        body=assembled.body,
-        fragments=[FragmentReport(provider=f.provider, key=f.key, chars=f.chars, status=f.status.value) for f in assembled.fragments],
-        skipped=[SkipReport(provider=s.provider, reason=s.reason.value, elapsed_ms=s.elapsed_ms) for s in assembled.skipped],
-        spill=SpillInfo(path=assembled.spill.path, retention_hours=assembled.spill.retention_hours) if assembled.spill else None,
-        spill_failure=assembled.spill_failure,
-        display_trigger=assembled.display_trigger,
-    )
+    # The domain's result has the wire's shape: read field by field from its attributes.
+    return AssembleResult.model_validate(assembled, from_attributes=True)
 
 
 async def compose(params: ComposeParams, ctx: Context) -> ComposeResult:
@@ -156,7 +147,7 @@ def complete(params: CompleteParams, ctx: Context) -> Empty:
     return Empty()
 
 
-METHODS = [
+METHODS: list[Method] = [
     Method("providers/register", RegisterParams, Empty, register, "Registers a static, file, command or host provider (registration order is priority)."),
     Method("providers/unregister", NameParams, Empty, unregister, "Removes a provider by name."),
     Method("providers/list", Empty, ProvidersResult, list_providers, "Lists providers in priority order, built-ins first."),

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from promptd.app import Runtime
 
@@ -56,15 +57,21 @@ class Context:
             self.peer.notify(method, params)
 
 
-Handler = Callable[[Any, Context], Any]
+# The defaults let a door hold methods of every kind as plain `Method` (a table's values).
+P = TypeVar("P", bound=BaseModel, default=Any)
+R = TypeVar("R", bound=BaseModel, default=Any)
+
+# A handler answers at once (most do) or returns something to await: a coroutine, or the future of
+# a worker thread (asyncio.to_thread) when the work may take long.
+Handler = Callable[[P, Context], R | Awaitable[R]]
 
 
 @dataclass(frozen=True, slots=True)
-class Method:
+class Method(Generic[P, R]):
     name: str
-    params: type[BaseModel]
-    result: type[BaseModel]
-    handler: Handler
+    params: type[P]
+    result: type[R]
+    handler: Handler[P, R]
     summary: str
     # Run in a worker thread: for handlers that may take long on large input (sanitizing MiBs),
     # so one big request never stalls the others.

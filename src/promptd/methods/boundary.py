@@ -76,9 +76,11 @@ def start(method: Method, raw_params: Any, ctx: Context) -> dict[str, Any] | Cor
         raise to_failure(exc, method.name, ctx) from exc
 
 
-async def finish(pending: Awaitable[Any], method: Method, ctx: Context) -> dict[str, Any]:
+async def finish(pending: Awaitable[object], method: Method, ctx: Context) -> dict[str, Any]:
     try:
         result = await pending
+        if not isinstance(result, BaseModel):
+            raise TypeError(f"{method.name} answered {type(result).__name__}, not a result model")
         return result.model_dump(mode="json")
     except asyncio.CancelledError:
         raise

@@ -10,7 +10,6 @@ from promptd.api.citations import (
     CitationExportResult,
     CitationParseParams,
     CitationParseResult,
-    CitationReference,
     CitationSegment,
     CitationStripParams,
     CitationStripResult,
@@ -40,31 +39,25 @@ def parse(params: CitationParseParams, ctx: Context) -> CitationParseResult:
 def describe(params: CitationDescribeParams, ctx: Context) -> CitationDescribeResult:
     from promptd.citations import sources
 
-    d = sources.describe(params.url, native_open=params.native_open)
-    return CitationDescribeResult(kind=d.kind, label=d.label, icon=d.icon, open=d.open, path=d.path)
+    return CitationDescribeResult.model_validate(sources.describe(params.url, native_open=params.native_open), from_attributes=True)
 
 
 def export(params: CitationExportParams, ctx: Context) -> CitationExportResult:
     from promptd.citations import export as citation_export
 
     given = {ident: citation_export.Source(url=s.url, title=s.title) for ident, s in params.sources.items()}
-    exported = citation_export.export(params.text, given)
-    return CitationExportResult(
-        text=exported.text,
-        references=[CitationReference(number=r.number, ids=list(r.ids), title=r.title, url=r.url) for r in exported.references],
-    )
+    return CitationExportResult.model_validate(citation_export.export(params.text, given), from_attributes=True)
 
 
 def strip(params: CitationStripParams, ctx: Context) -> CitationStripResult:
     from promptd.citations import export as citation_export
 
-    stripped = citation_export.strip(params.text)
-    return CitationStripResult(text=stripped.text, removed=stripped.removed)
+    return CitationStripResult.model_validate(citation_export.strip(params.text), from_attributes=True)
 
 
 # parse, export and strip are linear but may get a whole long answer: offloaded so one large
 # request never stalls the others.
-METHODS = [
+METHODS: list[Method] = [
     Method("citation/parse", CitationParseParams, CitationParseResult, parse, "Splits model output into text, citation and marker segments; an unfinished marker at the end is `pending`.", offload=True),
     Method("citation/describe", CitationDescribeParams, CitationDescribeResult, describe, "Kind, label, icon and open action for a citation source URL."),
     Method("citation/export", CitationExportParams, CitationExportResult, export, "Plain text for copying: citations as [n] references and a Sources list.", offload=True),

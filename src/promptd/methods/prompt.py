@@ -75,7 +75,7 @@ def _render(params: RenderParams, ctx: Context) -> RenderResult:
     from promptd.reminders.ledger import Kind
 
     runtime.trust.ledger.record(rendered.text, Kind.PROMPT)
-    return RenderResult(text=rendered.text, template=TemplateName(rendered.template), sha256=rendered.sha256, chars=rendered.chars)
+    return RenderResult.model_validate(rendered, from_attributes=True)
 
 
 def lint(params: LintParams, ctx: Context) -> LintResult:
@@ -99,7 +99,7 @@ def persist(params: PersistParams, ctx: Context) -> PersistResult:
     return PersistResult(context=for_persistence(params.context))
 
 
-METHODS = [
+METHODS: list[Method] = [
     Method("prompt/render", RenderParams, RenderResult, render, "Renders the system prompt for a prompt context: text, template used, sha256, length."),
     Method("prompt/lint", LintParams, LintResult, lint, "Checks that every ${{ tools.by_kind.X }} sits inside a condition on tools.by_kind.X.", offload=True),
     Method("prompt/persist", PersistParams, PersistResult, persist, "The context normalized for storage (subagent role summaries cleared)."),

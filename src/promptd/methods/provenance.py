@@ -7,9 +7,12 @@ carry the origin, sizes and counts only, never the text or the nonce.
 
 from __future__ import annotations
 
+from typing import cast
+
+from pydantic import JsonValue
+
 from promptd.api.provenance import (
     Block,
-    HistoryMessage,
     HistorySanitizeParams,
     HistorySanitizeResult,
     InspectParams,
@@ -25,13 +28,14 @@ from promptd.api.provenance import (
     StripResult,
 )
 from promptd.methods.base import Context, Method
+from promptd.reminders.kinds import Origin
 from promptd.text import offsets_in
 
 # The sanitizer builds its tables and regexes when imported; the handlers import it on first use
 # so the server's cold start does not pay for it.
 
 
-def _report(ctx: Context, what: str, origin: str, neutralized: int, chars: int | None = None) -> None:
+def _report(ctx: Context, what: str, origin: Origin, neutralized: int, chars: int | None = None) -> None:
     # Forged markup is worth an operator's attention; clean input is not.
     if neutralized:
         fields = {"method": what, "origin": origin, "neutralized": neutralized}
@@ -44,23 +48,24 @@ def sanitize(params: SanitizeParams, ctx: Context) -> SanitizeResult:
     from promptd.reminders.sanitize import sanitize as sanitize_text
 
     cleaned = sanitize_text(params.text, ctx.runtime.nonce)
-    _report(ctx, "content/sanitize", params.origin.value, cleaned.neutralized, len(params.text))
-    return SanitizeResult(text=cleaned.text, neutralized=cleaned.neutralized)
+    _report(ctx, "content/sanitize", params.origin, cleaned.neutralized, len(params.text))
+    return SanitizeResult.model_validate(cleaned, from_attributes=True)
 
 
 def sanitize_value(params: SanitizeValueParams, ctx: Context) -> SanitizeValueResult:
     from promptd.reminders.sanitize import sanitize_value as sanitize_json
 
     value, neutralized = sanitize_json(params.value, ctx.runtime.nonce)
-    _report(ctx, "content/sanitize_value", params.origin.value, neutralized)
-    return SanitizeValueResult(value=value, neutralized=neutralized)
+    _report(ctx, "content/sanitize_value", params.origin, neutralized)
+    # The sanitizer returns the shape it was given, strings and keys replaced: JSON in, JSON out.
+    return SanitizeValueResult(value=cast(JsonValue, value), neutralized=neutralized)
 
 
 def inspect(params: InspectParams, ctx: Context) -> InspectResult:
     from promptd.reminders.sanitize import inspect as inspect_text
 
     spans = inspect_text(params.text, ctx.runtime.nonce)
-    _report(ctx, "content/inspect", params.origin.value, len(spans), len(params.text))
+    _report(ctx, "content/inspect", params.origin, len(spans), len(params.text))
     at = offsets_in(params.text, ctx.runtime.offset_unit)  # in the unit the host asked for at initialize
     return InspectResult(spans=[Span(start=at(s.start), end=at(s.end), kind=s.kind) for s in spans])
 
@@ -80,7 +85,7 @@ def parse(params: ReminderParseParams, ctx: Context) -> ReminderParseResult:
                 start=at(b.start),
                 end=at(b.end),
                 style=b.style,
-                refusal=b.refusal.value if b.refusal else None,
+                refusal=b.refusal,
             )
             for b in blocks
         ]
@@ -105,14 +110,10 @@ def sanitize_history(params: HistorySanitizeParams, ctx: Context) -> HistorySani
             neutralized=result.neutralized,
             dropped=result.dropped,
         )
-    return HistorySanitizeResult(
-        messages=[HistoryMessage(role=m.role, content=m.content) for m in result.messages],
-        neutralized=result.neutralized,
-        dropped=result.dropped,
-    )
+    return HistorySanitizeResult.model_validate(result, from_attributes=True)
 
 
-METHODS = [
+METHODS: list[Method] = [
     Method("content/sanitize", SanitizeParams, SanitizeResult, sanitize, "Neutralizes forged reminder markup in untrusted text.", offload=True),
     Method(
         "content/sanitize_value",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from promptd.api.base import Empty
-from promptd.api.reminders import KeyInfo, KeysResult, WrapManyParams, WrapParams, WrapResult
+from promptd.api.reminders import KeysResult, WrapManyParams, WrapParams, WrapResult
 from promptd.methods.base import Context, Method
 from promptd.reminders import format as reminder_format
 
@@ -33,10 +33,10 @@ def wrap_many(params: WrapManyParams, ctx: Context) -> WrapResult:
 
 
 def keys(params: Empty, ctx: Context) -> KeysResult:
-    return KeysResult(keys=[KeyInfo(key=k.key, purpose=k.purpose, introduced_in=k.introduced_in) for k in ctx.runtime.keys.entries()])
+    return KeysResult.model_validate({"keys": ctx.runtime.keys.entries()}, from_attributes=True)
 
 
-METHODS = [
+METHODS: list[Method] = [
     Method("reminder/wrap", WrapParams, WrapResult, wrap, "Wraps one body in a <system-reminder key=\"...\"> block (the keyed reminder format)."),
     Method("reminder/wrap_many", WrapManyParams, WrapResult, wrap_many, "Wraps ordered parts and joins the blocks with one blank line."),
     Method("reminder/keys", Empty, KeysResult, keys, "The reserved-key registry, plus keys the host added."),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from promptd.api.events import GateExhaustedEvent, GateFiredEvent
 from promptd.api.todos import GateParams, GateResult
 from promptd.methods.base import Context, Method
 from promptd.sessions import gate_turn
@@ -28,15 +29,15 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
     if outcome.decision is Decision.NUDGE:
         body = gate_text(parts, runtime.tools_for(session).get("plan"), lambda text: sanitize(text, runtime.nonce).text)
         reminder = wrap("Open todo items remain", body)
-        ctx.emit("event/gate_fired", {"session": params.session, "prompt_id": params.prompt_id, "fires": outcome.fires, "pending": len(parts.pending), "unbacked": len(parts.unbacked)})
+        ctx.emit(*GateFiredEvent(session=params.session, prompt_id=params.prompt_id, fires=outcome.fires, pending=len(parts.pending), unbacked=len(parts.unbacked)).notification())
         runtime.log.info("gate_fired", fires=outcome.fires, pending=len(parts.pending), unbacked=len(parts.unbacked))
     elif outcome.exhausted:
         notice = wrap("Todo reminders stopped for this prompt", exhausted_text(settings.max_fires_per_prompt))
         if turn.first_exhausted:
-            ctx.emit("event/gate_exhausted", {"session": params.session, "prompt_id": params.prompt_id, "fires": outcome.fires})
+            ctx.emit(*GateExhaustedEvent(session=params.session, prompt_id=params.prompt_id, fires=outcome.fires).notification())
     return GateResult(
-        decision=outcome.decision.value,
-        reason=outcome.reason.value,
+        decision=outcome.decision,
+        reason=outcome.reason,
         reminder=reminder,
         fires=outcome.fires,
         exhausted=outcome.exhausted,
@@ -46,6 +47,6 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
     )
 
 
-METHODS = [
+METHODS: list[Method] = [
     Method("todo/gate", GateParams, GateResult, gate, "TodoGate: at the end of a turn, nudge when open todos remain and no tool was called."),
 ]

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, field_validator
 
 from promptd.errors import InvalidContext
+from promptd.prompt.kinds import Audience, Override, PromptMode
 
 # The context structure versions this build understands. A newer structure may add fields whose
 # meaning we cannot guess, so it is refused rather than rendered half-understood.
@@ -26,16 +26,6 @@ SUPPORTED_VERSIONS = frozenset({1})
 CURRENT_VERSION = 1
 # The default `system_prompt_label`: the label inserted at the beginning of the prompt.
 DEFAULT_LABEL = "Grok"
-
-
-class PromptMode(StrEnum):
-    EXTEND = "extend"
-    FULL = "full"
-
-
-class Audience(StrEnum):
-    PRIMARY = "primary"
-    SUBAGENT = "subagent"
 
 
 class CustomOverride(BaseModel):
@@ -107,8 +97,8 @@ class PromptContext(BaseModel):
     )
     build_timestamp_utc: StrictStr | None = Field(None, description="When the host built this context (ISO 8601, UTC); carried, not rendered.")
     prompt_body: StrictStr | None = Field(None, description="The custom body: appended in extend mode, the whole prompt in full mode.")
-    system_prompt: Literal["none", "codex"] | CustomOverride | SealedOverride = Field(
-        "none",
+    system_prompt: Literal[Override.NONE, Override.CODEX] | CustomOverride | SealedOverride = Field(
+        Override.NONE,
         description='Base template override: "none", "codex" (the sealed Apply-Patch template), {"custom": "..."}, '
         '{"sealed": "<id>"} (a template sealed in the vault), or a legacy plain template string (read as {"custom": ...}).',
     )
@@ -123,7 +113,7 @@ class PromptContext(BaseModel):
     def _override_shape(cls, value: Any) -> Any:
         if isinstance(value, str):
             lowered = value.lower()
-            if lowered in ("none", "codex"):
+            if lowered in tuple(Override):
                 return lowered
             # A lone word is a misspelled keyword ("codec", "None "), not a one-word prompt: taking
             # it as a template would silently replace the whole system prompt.

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -64,7 +64,7 @@ OTHER_CHARS = 128
 # so the result is bounded by n * (n + 2): values up to 2,000 characters stay below the cap.
 MAX_PPRINT_INPUT = 2000
 
-_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+_VIEWS: tuple[type[KeysView[Any]], type[ValuesView[Any]], type[ItemsView[Any, Any]]] = (type({}.keys()), type({}.values()), type({}.items()))
 
 
 def refuse(what: str) -> SecurityError:
@@ -439,7 +439,7 @@ def check_text_method(owner: str | bytes | type, name: str, args: tuple[Any, ...
     if name not in TEXT_METHODS:
         raise not_allowed(owner, name)
     size = len(owner)
-    first = args[0] if args else None
+    first: Any = args[0] if args else None
     markup = isinstance(owner, Markup)
     if markup:
         # Markup escapes the arguments of most of its methods, turning any value into text first

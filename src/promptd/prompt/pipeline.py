@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptd.errors import InvalidContext, TemplateRender
-from promptd.prompt.context import Audience, CustomOverride, PromptContext, PromptMode, SealedOverride
+from promptd.prompt.context import CustomOverride, PromptContext, SealedOverride
 from promptd.prompt.engine import engine
+from promptd.prompt.kinds import Audience, PromptMode
 from promptd.prompt.vault import TEMPLATES, Vault
+from promptd.reminders.kinds import BlockStyle
 
 # Extend mode, as in the reference implementation: base and body are concatenated with one blank line.
 BODY_SEPARATOR = "\n\n"
@@ -32,8 +34,8 @@ SEMICOLON_SHELLS = frozenset({"powershell", "powershell.exe", "cmd", "cmd.exe"})
 WINDOWS_NATIVE_SHELLS = SEMICOLON_SHELLS | {"pwsh", "pwsh.exe"}
 # The wrapper styles the runtime writes reminders in (config `reminders.style`); the shipped
 # templates describe the one in use, so the model knows what a genuine block looks like.
-REMINDER_STYLES = frozenset({"pua", "xml"})
-DEFAULT_REMINDER_STYLE = "pua"
+REMINDER_STYLES = frozenset(BlockStyle)
+DEFAULT_REMINDER_STYLE = BlockStyle.PUA
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +82,7 @@ def variables(
     params: Mapping[str, Mapping[str, str]] | None = None,
     flags: Mapping[str, bool] | None = None,
     *,
-    reminder_style: str = DEFAULT_REMINDER_STYLE,
+    reminder_style: BlockStyle = DEFAULT_REMINDER_STYLE,
 ) -> dict[str, Any]:
     """What a template sees: the `tools` and `params` namespaces, then the context's environment and
     identity fields at the top level, then what the runtime fills in (`reminder_style`), then the
@@ -162,7 +164,7 @@ def render(
     flags: Mapping[str, bool] | None = None,
     *,
     open_vault: OpenVault | None = None,
-    reminder_style: str = DEFAULT_REMINDER_STYLE,
+    reminder_style: BlockStyle = DEFAULT_REMINDER_STYLE,
     strict: bool = True,
 ) -> Rendered:
     """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,

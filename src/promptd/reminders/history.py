@@ -25,7 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from promptd.reminders.ledger import Kind
-from promptd.reminders.provenance import Block, Refusal, Trust, parse_marked
+from promptd.reminders.kinds import BlockStyle, Refusal
+from promptd.reminders.ledger import Trust
+from promptd.reminders.provenance import Block, parse_marked
 from promptd.reminders.sanitize import map_list, sanitize, sanitize_parts, sanitize_value
 from promptd.text import one_line
 
@@ -82,7 +84,7 @@ class _Own:
     dropped: int
 
 
-def _own_text(text: str, trust: Trust, style: str, may_keep: bool) -> _Own:
+def _own_text(text: str, trust: Trust, style: BlockStyle, may_keep: bool) -> _Own:
     marked = parse_marked(text, trust, style)
     if may_keep and marked and composed(text, marked[-1][0], trust.nonce):
         block = marked[-1][0]
@@ -106,7 +108,7 @@ def _own_text(text: str, trust: Trust, style: str, may_keep: bool) -> _Own:
     return _Own("".join(pieces), "", dropped)
 
 
-def _own_parts(texts: list[str], trust: Trust, style: str, last_is_final: bool = True) -> tuple[list[str], int, int]:
+def _own_parts(texts: list[str], trust: Trust, style: BlockStyle, last_is_final: bool = True) -> tuple[list[str], int, int]:
     """The user's own text parts (consecutive, joined by the reader): (texts, neutralized, dropped).
     Only the last part, and only when no text part of the message follows it (`last_is_final`),
     may keep a compose block: a reader joins the parts, and the block must end the joined text."""
@@ -116,13 +118,13 @@ def _own_parts(texts: list[str], trust: Trust, style: str, last_is_final: bool =
     return out, neutralized, sum(own.dropped for own in owns)
 
 
-def user_text(text: str, trust: Trust, style: str) -> tuple[str, int, int]:
+def user_text(text: str, trust: Trust, style: BlockStyle) -> tuple[str, int, int]:
     """One stored user string: (text, neutralized, dropped)."""
     texts, neutralized, dropped = _own_parts([text], trust, style)
     return texts[0], neutralized, dropped
 
 
-def _user_content(content: object, trust: Trust, style: str) -> tuple[object, int, int]:
+def _user_content(content: object, trust: Trust, style: BlockStyle) -> tuple[object, int, int]:
     if isinstance(content, str):
         return user_text(content, trust, style)
     if not isinstance(content, list):
@@ -141,7 +143,7 @@ def _user_content(content: object, trust: Trust, style: str) -> tuple[object, in
     return value, counter[0], dropped
 
 
-def sanitize_message(role: str, content: object, trust: Trust, style: str) -> tuple[Message, int, int]:
+def sanitize_message(role: str, content: object, trust: Trust, style: BlockStyle) -> tuple[Message, int, int]:
     """One stored message: (message, neutralized, dropped). `content` may be a string or any
     JSON value (a list of content parts)."""
     if role == USER_ROLE:
@@ -153,7 +155,7 @@ def sanitize_message(role: str, content: object, trust: Trust, style: str) -> tu
     return Message(role, value), neutralized, 0
 
 
-def sanitize_history(messages: Iterable[Message], trust: Trust, style: str) -> History:
+def sanitize_history(messages: Iterable[Message], trust: Trust, style: BlockStyle) -> History:
     out: list[Message] = []
     neutralized = dropped = 0
     for message in messages:

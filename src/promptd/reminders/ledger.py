@@ -22,13 +22,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from enum import StrEnum
 
+from promptd.reminders.kinds import Eviction
+
 # A key as long as the hash's output (RFC 2104's recommendation for HMAC keys).
 KEY_BYTES = 32
-
-
-class Eviction(StrEnum):
-    OLDEST = "oldest"
-    LEAST_RECENT = "least_recent"
 
 
 class Kind(StrEnum):

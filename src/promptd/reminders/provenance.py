@@ -24,17 +24,16 @@ from __future__ import annotations
 import hmac
 import re
 from dataclasses import dataclass
-from enum import StrEnum
-
 from promptd.errors import NestedMarker
 from promptd.reminders import format as keyed
 from promptd.reminders.format import escape_body
+from promptd.reminders.kinds import BlockStyle, Refusal
 from promptd.reminders.ledger import Trust
 from promptd.reminders.sanitize import sanitize
 
 PUA_OPEN = "\ue203"
 PUA_CLOSE = "\ue204"
-STYLES = ("pua", "xml")
+STYLES = tuple(BlockStyle)
 TRIGGER_OPEN = "<display-trigger>"
 TRIGGER_CLOSE = "</display-trigger>"
 TRIGGER_SEPARATOR = "\n\n"
@@ -50,16 +49,6 @@ _PUA_OPEN = re.compile(PUA_OPEN + r"([0-9A-Za-z_-]{1,128})\n")
 _XML_OPEN = re.compile(r'<system-reminder(?: key="([A-Za-z0-9._-]++)")?(?: nonce="([0-9A-Za-z_-]{1,128})")?>')
 
 
-class Refusal(StrEnum):
-    """Why a block that carries a nonce does not authenticate."""
-
-    # This process's nonce, but not bytes this process wrote (or wrote so long ago that the
-    # ledger has forgotten them: that fails closed).
-    ALTERED = "altered"
-    # Another nonce: an earlier process, or an invention.
-    OTHER_PROCESS = "other_process"
-
-
 @dataclass(frozen=True)
 class Block:
     authenticated: bool
@@ -68,7 +57,7 @@ class Block:
     display_trigger: str | None
     start: int
     end: int
-    style: str
+    style: BlockStyle
     # Set when the block carries a nonce and is not authenticated; None otherwise.
     refusal: Refusal | None = None
 
@@ -104,7 +93,7 @@ def repair(body: str, nonce: str) -> str:
     return trigger + sanitize(rest, nonce).text
 
 
-def wrap_trusted(body: str, trust: Trust, style: str = "pua") -> str:
+def wrap_trusted(body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA) -> str:
     """Wraps content (plus optional trigger markup) in a keyless runtime block and records it.
 
     The content is repaired as joined text first (see `repair`), so nothing a caller joined can
@@ -113,15 +102,15 @@ def wrap_trusted(body: str, trust: Trust, style: str = "pua") -> str:
     return seal(body, trust, style)[0]
 
 
-def seal(body: str, trust: Trust, style: str = "pua") -> tuple[str, str]:
+def seal(body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA) -> tuple[str, str]:
     """`wrap_trusted`, returning the block and the repaired body it wraps."""
     nonce = trust.nonce
     if not NONCE_PATTERN.fullmatch(nonce):
         raise ValueError("nonce must match [0-9A-Za-z_-]{1,128}")
     body = repair(body, nonce)
-    if style == "pua":
+    if style == BlockStyle.PUA:
         text = f"{PUA_OPEN}{nonce}\n{body}\n{nonce}{PUA_CLOSE}"
-    elif style == "xml":
+    elif style == BlockStyle.XML:
         text = f'<system-reminder nonce="{nonce}">\n{body}\n{XML_CLOSE}'
     else:
         raise ValueError(f"unknown reminder style {style!r}; expected one of {STYLES}")
@@ -168,7 +157,7 @@ def _verdict(token: str | None, text: str, trust: Trust) -> tuple[bool, Refusal 
 
 
 def _pua_blocks(text: str, trust: Trust) -> list[tuple[Block, bool]]:
-    blocks = []
+    blocks: list[tuple[Block, bool]] = []
     pos = 0
     close = -1
     while True:
@@ -193,7 +182,7 @@ def _pua_blocks(text: str, trust: Trust) -> list[tuple[Block, bool]]:
             raw = text[m.end() : body_end] if body_end >= m.end() else ""
             trigger, body = _split_trigger(raw)
             authenticated, refusal = _verdict(token, text[m.start() : close + 1], trust)
-            blocks.append((Block(authenticated, None, body, trigger, m.start(), close + 1, "pua", refusal), True))
+            blocks.append((Block(authenticated, None, body, trigger, m.start(), close + 1, BlockStyle.PUA, refusal), True))
         pos = close + 1
 
 
@@ -225,15 +214,15 @@ def _xml_blocks(text: str, trust: Trust, keyless: bool) -> list[tuple[Block, boo
             trigger, body = _split_trigger(raw)
         end = close + len(XML_CLOSE)
         authenticated, refusal = _verdict(token, text[m.start() : end], trust)
-        blocks.append((Block(authenticated, key, body, trigger, m.start(), end, "xml", refusal), token is not None))
+        blocks.append((Block(authenticated, key, body, trigger, m.start(), end, BlockStyle.XML, refusal), token is not None))
     return blocks
 
 
-def parse_marked(text: str, trust: Trust, style: str) -> list[tuple[Block, bool]]:
+def parse_marked(text: str, trust: Trust, style: BlockStyle) -> list[tuple[Block, bool]]:
     """`parse`, with each block paired with whether it carries some process's nonce (every PUA
     block; XML blocks with a `nonce` attribute) as opposed to being a plain keyed block."""
-    found = _xml_blocks(text, trust, keyless=style == "xml")
-    if style == "pua":
+    found = _xml_blocks(text, trust, keyless=style == BlockStyle.XML)
+    if style == BlockStyle.PUA:
         found = sorted(_pua_blocks(text, trust) + found, key=lambda pair: pair[0].start)
     blocks: list[tuple[Block, bool]] = []
     for pair in found:
@@ -243,7 +232,7 @@ def parse_marked(text: str, trust: Trust, style: str) -> list[tuple[Block, bool]
     return blocks
 
 
-def parse(text: str, trust: Trust, style: str) -> list[Block]:
+def parse(text: str, trust: Trust, style: BlockStyle) -> list[Block]:
     """Every reminder block in `text` that the configured `style` writes (plus keyed blocks), in
     order. Blocks never overlap: where two would, the one that starts first is kept."""
     return [block for block, _ in parse_marked(text, trust, style)]
@@ -254,7 +243,7 @@ def trigger_line(trigger: str) -> str:
     return f"[{trigger}]"
 
 
-def strip(text: str, trust: Trust, style: str) -> str:
+def strip(text: str, trust: Trust, style: BlockStyle) -> str:
     """What a person is shown: `text` without the authenticated runtime blocks.
 
     Only authenticated blocks are hidden: blocks this process wrote, byte for byte. A

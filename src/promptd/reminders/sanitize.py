@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from promptd.reminders.kinds import SpanKind
 from promptd.reminders.sanitizer.detect import scan
 from promptd.text import has_astral
 
@@ -61,7 +62,7 @@ class Span:
 
     start: int
     end: int
-    kind: str  # tag, delimiter, nonce, tag_characters
+    kind: SpanKind
 
 
 # One edit on the joined text of a stream of parts: replace [start, end) with `text`, written into
@@ -121,13 +122,13 @@ def nonce_copies(text: str, nonce: str) -> list[int]:
 
 def inspect(text: str, nonce: str | None = None) -> list[Span]:
     """What `sanitize` would neutralize in `text`, without editing it (offsets into `text`)."""
-    spans = [Span(m.start(), m.end(), "tag_characters") for m in _TAG_CHARACTERS.finditer(text)] if has_astral(text) else []
+    spans = [Span(m.start(), m.end(), SpanKind.TAG_CHARACTERS) for m in _TAG_CHARACTERS.finditer(text)] if has_astral(text) else []
     if nonce:
-        spans += [Span(start, start + len(nonce), "nonce") for start in nonce_copies(text, nonce)]
+        spans += [Span(start, start + len(nonce), SpanKind.NONCE) for start in nonce_copies(text, nonce)]
     for hit in scan(text):
         # A tag's span runs from its bracket to the start of its name; for a delimiter, the escape.
         end = hit.name if hit.kind == "tag" else hit.end
-        spans.append(Span(hit.start, end, hit.kind))
+        spans.append(Span(hit.start, end, SpanKind(hit.kind)))
     spans.sort(key=lambda span: (span.start, span.end))
     return spans
 

@@ -124,10 +124,10 @@ def decode(text: str, i: int) -> tuple[str, int] | None:
         return None
     for _ in range(MAX_NESTING):
         value, end = decoded
-        kind = INTRODUCERS.get(value)
-        if kind is None:
+        inner = INTRODUCERS.get(value)
+        if inner is None:
             break
-        further = _DECODERS[kind](text, end)
+        further = _DECODERS[inner](text, end)
         if further is None:
             break
         decoded = further

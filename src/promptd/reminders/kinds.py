@@ -1,0 +1,53 @@
+"""The reminder vocabularies shared by the domain, the configuration and the wire models.
+
+Vocabulary layer: imports nothing but `enum`, so config.py (below the domains) and the API models
+use the very enums the domain code compares against.
+"""
+
+from enum import StrEnum
+
+# An enum's docstring becomes its schema's description in protocol/openrpc.json: enums that had
+# none on the wire keep their explanations in comments.
+
+
+# How the trusted path writes a keyless runtime block (config `reminders.style`).
+class BlockStyle(StrEnum):
+    PUA = "pua"  # U+E203 NONCE ... NONCE U+E204
+    XML = "xml"  # <system-reminder nonce="NONCE"> ... </system-reminder>
+
+
+# Which ledger entry is forgotten past its bound (config `reminders.ledger_eviction`).
+class Eviction(StrEnum):
+    OLDEST = "oldest"
+    LEAST_RECENT = "least_recent"
+
+
+class Origin(StrEnum):
+    """Where untrusted text came from. Every origin gets the same full neutralization; the origin
+    is recorded (as log metadata) so operators can see which door forged markup came through."""
+
+    USER = "user"
+    TOOL = "tool"
+    MODEL = "model"
+    STORED = "stored"
+
+
+# What content/inspect found.
+class SpanKind(StrEnum):
+    # A forged reminder or display-trigger tag: the span runs from its bracket to its name.
+    TAG = "tag"
+    # A reminder delimiter U+E203 / U+E204, raw or escaped.
+    DELIMITER = "delimiter"
+    # A copy of this process's nonce.
+    NONCE = "nonce"
+    # A run of Unicode tag characters (invisible to a person, readable to a model).
+    TAG_CHARACTERS = "tag_characters"
+
+
+# Why a block that carries a nonce does not authenticate.
+class Refusal(StrEnum):
+    # This process's nonce, but not bytes this process wrote (altered, invented, or written so
+    # long ago that the ledger has forgotten them: that fails closed).
+    ALTERED = "altered"
+    # Another nonce: an earlier process, or an invention.
+    OTHER_PROCESS = "other_process"
