@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-python test-node test-go examples examples-node examples-go bench protocol docs clean
+.PHONY: demo test typecheck test-python test-node test-go examples examples-node examples-go bench protocol docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,12 @@ demo: $(STAMP)
 
 # The examples run after the suites (in a sub-make, so even `make -j` keeps that order: both
 # builds of clients/node write its dist/).
-test: test-python test-node test-go
+test: typecheck test-python test-node test-go
 	$(MAKE) examples
+
+# mypy --strict over src/promptd (configuration in pyproject.toml).
+typecheck: $(STAMP)
+	$(PY) -m mypy
 
 test-python: $(STAMP)
 	$(PY) -m pytest
