@@ -162,7 +162,7 @@ class Local:
 
 
 def _waits(method: Method) -> bool:
-    return method.offload or inspect.iscoroutinefunction(method.handler)
+    return method.offload or method.may_wait or inspect.iscoroutinefunction(method.handler)
 
 
 def _local(failure: RpcFailure) -> LocalError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -13,8 +13,8 @@ from promptd.assembly import budget as budgeting
 from promptd.assembly.kinds import FragmentStatus, Scope
 from promptd.assembly.model import Fragment, Skip
 from promptd.assembly.providers import HostChannel, ProviderView
-from promptd.assembly.registry import ProviderRegistry
-from promptd.assembly.run import run_providers
+from promptd.assembly.registry import Entry, ProviderRegistry
+from promptd.assembly.run import run_instant, run_providers
 from promptd.assembly.spill import SpillFailed, Spilled, SpillStore
 from promptd.config import Config
 from promptd.reminders.kinds import BlockStyle
@@ -25,6 +25,7 @@ DIRECTIVE_PROVIDER = "directive"
 # Above this many characters, sanitizing runs in a worker thread (about 5 ms of sanitizer time).
 OFF_LOOP_CHARS = 64 * 1024
 T = TypeVar("T")
+U = TypeVar("U")
 DIRECTIVE_KEY = "directive"
 
 
@@ -77,7 +78,7 @@ def view_of(session: Session, request: Request, config: Config, tools: dict[str,
     )
 
 
-async def assemble(
+def assemble(
     request: Request,
     *,
     session: Session,
@@ -87,11 +88,29 @@ async def assemble(
     host: HostChannel,
     spill: SpillStore,
     tools: dict[str, str],
-) -> Assembled:
+) -> Assembled | Awaitable[Assembled]:
+    """This turn's reminder: at once when every provider to run is instant and the fragments are
+    small (no task, no timer, no thread: the common turn costs what a cheap method costs), or an
+    awaitable that runs the providers that wait and finishes the rest."""
     view = view_of(session, request, config, tools)
     wanted = [e for e in registry.entries() if e.spec.scope is Scope.GLOBAL or request.user_message.strip()]
-    outcomes = await run_providers(wanted, view, host, config.reminders.provider_timeout_ms / 1000)
+    if not all(entry.instant for entry in wanted):
+        return _assemble_waiting(request, wanted, view, session, config, trust, host, spill)
+    outcomes = [run_instant(entry, view) for entry in wanted]
+    return _finish(request, outcomes, session, config, trust, spill)
 
+
+async def _assemble_waiting(
+    request: Request, wanted: list[Entry], view: ProviderView, session: Session, config: Config, trust: Trust, host: HostChannel, spill: SpillStore
+) -> Assembled:
+    outcomes = await run_providers(wanted, view, host, config.reminders.provider_timeout_ms / 1000)
+    finished = _finish(request, outcomes, session, config, trust, spill)
+    return finished if isinstance(finished, Assembled) else await finished
+
+
+def _finish(
+    request: Request, outcomes: list[Fragment | Skip | None], session: Session, config: Config, trust: Trust, spill: SpillStore
+) -> Assembled | Awaitable[Assembled]:
     raw: list[Fragment] = [Fragment(DIRECTIVE_PROVIDER, DIRECTIVE_KEY, d) for d in request.directives if d.strip()]
     skipped: list[Skip] = []
     for outcome in outcomes:
@@ -100,17 +119,26 @@ async def assemble(
         elif outcome is not None:
             raw.append(outcome)
     limit = request.budget or config.reminders.budget_chars
+    finish = functools.partial(fit_and_wrap, raw, request, limit, trust, config.reminders.style, spill, session.id)
+
+    def recorded(done: tuple[Assembled, dict[str, str]]) -> Assembled:
+        result, delivered = done
+        result.skipped = skipped
+        # The delivery log: what this turn delivered under each key (turn/complete reads it).
+        # Applied here, on the loop, never from the worker thread.
+        session.delivered.update(delivered)
+        return result
+
     # Sanitizing large fragments and writing a spill file are the slow parts: off the event loop
     # when they may happen, so one big turn never stalls other requests.
     size = sum(len(f.text) for f in raw)
-    heavy = size > OFF_LOOP_CHARS or any(len(f.text) > limit for f in raw)
-    finish = functools.partial(fit_and_wrap, raw, request, limit, trust, config.reminders.style, spill, session.id)
-    result, delivered = await asyncio.to_thread(finish) if heavy else finish()
-    result.skipped = skipped
-    # The delivery log: what this turn delivered under each key (turn/complete reads it). Applied
-    # here, on the loop, never from the worker thread.
-    session.delivered.update(delivered)
-    return result
+    if size > OFF_LOOP_CHARS or any(len(f.text) > limit for f in raw):
+        return _in_thread(finish, recorded)
+    return recorded(finish())
+
+
+async def _in_thread(work: Callable[[], T], then: Callable[[T], U]) -> U:
+    return then(await asyncio.to_thread(work))
 
 
 def fit_and_wrap(
@@ -153,11 +181,11 @@ def fit_and_wrap(
     return result, delivered
 
 
-async def off_loop_if_large(size: int, work: Callable[[], T]) -> T:
-    """Runs `work` in a worker thread when its input is large, inline otherwise (a thread hop
-    costs more than small work)."""
+def at_once_unless_large(size: int, work: Callable[[], T]) -> T | Awaitable[T]:
+    """`work` done inline when its input is small; when it is large, an awaitable that runs it in a
+    worker thread (a thread hop costs more than small work, and large work must not stall the loop)."""
     if size > OFF_LOOP_CHARS:
-        return await asyncio.to_thread(work)
+        return asyncio.to_thread(work)
     return work()
 
 

@@ -1,13 +1,15 @@
 """What a turn's user-role message is made of, besides the assembled reminder itself: the file
 notices the host reports for the turn, and the join of the user's text with the reminder.
 
-Domain layer: plain functions over plain data (the one wait is assemble.off_loop_if_large, the
+Domain layer: plain functions over plain data (the one wait is assemble.at_once_unless_large, the
 assembly's own); imports nothing from methods/, rpc/ or the server.
 """
 
 from __future__ import annotations
 
-from promptd.assembly.assemble import off_loop_if_large
+from collections.abc import Awaitable
+
+from promptd.assembly.assemble import at_once_unless_large
 
 # More file notices than a model can use in one reminder anyway; older ones are dropped first.
 MAX_MODIFIED_FILES = 200
@@ -34,10 +36,9 @@ def join(user_text: str, reminder_text: str) -> str:
     return user_text or reminder_text
 
 
-async def user_content(user_message: str, reminder_text: str, nonce: str) -> str:
-    """The content of the turn's user-role message: the user's text sanitized (in a worker thread
-    when it is large) and joined with the reminder."""
+def user_content(user_message: str, reminder_text: str, nonce: str) -> str | Awaitable[str]:
+    """The content of the turn's user-role message: the user's text sanitized and joined with the
+    reminder; at once, or (for a large text) an awaitable that sanitizes it in a worker thread."""
     from promptd.reminders.sanitize import sanitize
 
-    user_text = await off_loop_if_large(len(user_message), lambda: sanitize(user_message, nonce).text)
-    return join(user_text, reminder_text)
+    return at_once_unless_large(len(user_message), lambda: join(sanitize(user_message, nonce).text, reminder_text))

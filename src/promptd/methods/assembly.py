@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from pydantic import ValidationError
@@ -95,11 +96,13 @@ def close_session(params: SessionParams, ctx: Context) -> Empty:
     return Empty()
 
 
-async def run_assembly(params: AssembleParams, ctx: Context) -> AssembleResult:
+def run_assembly(params: AssembleParams, ctx: Context) -> AssembleResult | Awaitable[AssembleResult]:
+    """Answered at once when the turn's providers are all instant (the domain decides); awaited
+    otherwise."""
     runtime = ctx.runtime
     session = runtime.sessions.get(params.session)
     request = Request(params.session, params.user_message, tuple(params.directives), tuple(params.display_trigger), params.budget)
-    assembled = await assemble(
+    outcome = assemble(
         request,
         session=session,
         registry=runtime.providers,
@@ -109,7 +112,17 @@ async def run_assembly(params: AssembleParams, ctx: Context) -> AssembleResult:
         spill=runtime.spill,
         tools=runtime.tools_for(session),
     )
-    report(assembled, params.session, ctx)
+    if isinstance(outcome, Assembled):
+        return reported(outcome, params.session, ctx)
+    return _reported_later(outcome, params.session, ctx)
+
+
+async def _reported_later(pending: Awaitable[Assembled], session: str, ctx: Context) -> AssembleResult:
+    return reported(await pending, session, ctx)
+
+
+def reported(assembled: Assembled, session: str, ctx: Context) -> AssembleResult:
+    report(assembled, session, ctx)
     return to_result(assembled)
 
 
@@ -131,10 +144,24 @@ def to_result(assembled: Assembled) -> AssembleResult:
     return AssembleResult.model_validate(assembled, from_attributes=True)
 
 
-async def compose(params: ComposeParams, ctx: Context) -> ComposeResult:
-    reminder = await run_assembly(params, ctx)
-    content = await user_content(params.user_message, reminder.text, ctx.runtime.nonce)
-    return ComposeResult(content=content, reminder=reminder)
+def compose(params: ComposeParams, ctx: Context) -> ComposeResult | Awaitable[ComposeResult]:
+    reminder = run_assembly(params, ctx)
+    if not isinstance(reminder, AssembleResult):
+        return _compose_later(reminder, params, ctx)
+    content = user_content(params.user_message, reminder.text, ctx.runtime.nonce)
+    if isinstance(content, str):
+        return ComposeResult(content=content, reminder=reminder)
+    return _composed(content, reminder)
+
+
+async def _compose_later(reminder: Awaitable[AssembleResult], params: ComposeParams, ctx: Context) -> ComposeResult:
+    done = await reminder
+    content = user_content(params.user_message, done.text, ctx.runtime.nonce)
+    return ComposeResult(content=content if isinstance(content, str) else await content, reminder=done)
+
+
+async def _composed(content: Awaitable[str], reminder: AssembleResult) -> ComposeResult:
+    return ComposeResult(content=await content, reminder=reminder)
 
 
 def complete(params: CompleteParams, ctx: Context) -> Empty:
@@ -153,7 +180,7 @@ METHODS: list[Method] = [
     Method("providers/list", Empty, ProvidersResult, list_providers, "Lists providers in priority order, built-ins first."),
     Method("session/update", SessionUpdateParams, Empty, update_session, "Gives a session the host's facts: cwd, date, OS, shell, env, tools, modified files."),
     Method("session/close", SessionParams, Empty, close_session, "Forgets a session's state."),
-    Method("reminder/assemble", AssembleParams, AssembleResult, run_assembly, "Runs the providers and assembles this turn's reminder under the budget."),
-    Method("turn/compose", ComposeParams, ComposeResult, compose, "The user-role message for a turn: sanitized user text plus the assembled reminder."),
+    Method("reminder/assemble", AssembleParams, AssembleResult, run_assembly, "Runs the providers and assembles this turn's reminder under the budget.", may_wait=True),
+    Method("turn/compose", ComposeParams, ComposeResult, compose, "The user-role message for a turn: sanitized user text plus the assembled reminder.", may_wait=True),
     Method("turn/complete", CompleteParams, Empty, complete, "Turn accounting: moves the TodoNudge counters and clears delivered notices."),
 ]

@@ -76,6 +76,10 @@ class Method(Generic[P, R]):
     # Run in a worker thread: for handlers that may take long on large input (sanitizing MiBs),
     # so one big request never stalls the others.
     offload: bool = False
+    # The handler answers at once when it can and with an awaitable when it must wait (assembly
+    # runs providers that wait only when there are some): the in-process door treats it as a
+    # method that waits.
+    may_wait: bool = False
     # Lifecycle methods are served by the transport's own rules (never as notifications).
     lifecycle: bool = False
     # Sent as a notification and never answered (exit, $/cancelRequest).
