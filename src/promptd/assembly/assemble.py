@@ -92,8 +92,10 @@ def assemble(
     """This turn's reminder: at once when every provider to run is instant and the fragments are
     small (no task, no timer, no thread: the common turn costs what a cheap method costs), or an
     awaitable that runs the providers that wait and finishes the rest."""
-    view = view_of(session, request, config, tools)
     wanted = [e for e in registry.entries() if e.spec.scope is Scope.GLOBAL or request.user_message.strip()]
+    if not wanted:
+        return _finish(request, [], session, config, trust, spill)
+    view = view_of(session, request, config, tools)
     if not all(entry.instant for entry in wanted):
         return _assemble_waiting(request, wanted, view, session, config, trust, host, spill)
     outcomes = [run_instant(entry, view) for entry in wanted]
@@ -118,6 +120,9 @@ def _finish(
             skipped.append(outcome)
         elif outcome is not None:
             raw.append(outcome)
+    if not raw:
+        # Nothing to sanitize, fit or wrap: the empty reminder.
+        return Assembled(skipped=skipped)
     limit = request.budget or config.reminders.budget_chars
     finish = functools.partial(fit_and_wrap, raw, request, limit, trust, config.reminders.style, spill, session.id)
 
@@ -198,6 +203,8 @@ def join_triggers(parts: tuple[str, ...], nonce: str) -> str | None:
         cleaned = sanitize(part.strip(), nonce).text
         if cleaned and cleaned not in seen:
             seen.append(cleaned)
+    if not seen:
+        return None
     # Sanitized again as joined text: constituents can join into what none of them held.
     return sanitize("; ".join(seen), nonce).text or None
 
