@@ -7,13 +7,12 @@ wire. State that belongs to one area is created by that area's module and attach
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from promptd.api.assembly import RegisterParams
 from promptd.assembly.registry import ProviderRegistry, spec_from_mapping
-from promptd.assembly.spill import SpillStore
 from promptd.config import Config
 from promptd.errors import ConfigError, PromptdError
 from promptd.logs import Logger
@@ -22,6 +21,9 @@ from promptd.reminders.ledger import Ledger, Trust
 from promptd.reminders.nonce import new_nonce
 from promptd.sessions import Session, SessionStore
 from promptd.text import OffsetUnit
+
+if TYPE_CHECKING:
+    from promptd.assembly.spill import SpillStore
 
 
 class Runtime:
@@ -52,6 +54,8 @@ class Runtime:
     def spill(self) -> SpillStore:
         """Created on first use: most processes never truncate a fragment."""
         if self._spill is None:
+            from promptd.assembly.spill import SpillStore
+
             self._spill = SpillStore(self.config.reminders)
         return self._spill
 

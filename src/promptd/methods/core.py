@@ -10,7 +10,6 @@ from promptd.api.base import Empty
 from promptd.api.core import CancelParams, DiscoverResult, InitializeParams, InitializeResult, Limits, ServerInfo
 from promptd.errors import AlreadyInitialized
 from promptd.methods.base import Context, Method
-from promptd.protocol import openrpc_document
 
 # Versions this server speaks; as in MCP, an unknown request is answered with our own and the
 # client decides whether to go on.
@@ -48,6 +47,9 @@ async def shutdown(params: Empty, ctx: Context) -> Empty:
 
 
 def discover(params: Empty, ctx: Context, table: Mapping[str, Method]) -> DiscoverResult:
+    # Imported here: building the document loads every area of the table.
+    from promptd.protocol import openrpc_document
+
     # The document is generated from our own models and cached: nothing to validate again.
     return DiscoverResult.model_construct(**openrpc_document(table))
 
