@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html.entities import html5
@@ -64,8 +65,40 @@ def _tables() -> tuple[frozenset[str], frozenset[str]]:
 
 _COMPLETE, _PREFIXES = _tables()
 
+
+_RULE_BRACKETS = "\u3008\u27e8\u29fc\u276c\u2329\u226e"
+
+
+def _table_brackets() -> set[str]:
+    """The characters of the confusables table that may read as "<": `{ch for ch in PROTOTYPES if
+    "<" in fold_all(ch)}` (a test checks they are the same). Folding all 6,700 entries was most of
+    the first sanitize call's time; this follows the table backwards from "<" instead (a character
+    whose prototype, decomposition or case fold holds one that may read as "<"), then folds only
+    those found."""
+
+    def parts(text: str) -> set[str]:
+        found = set()
+        for form in (text, text.casefold()):
+            for part in unicodedata.normalize("NFKD", form):
+                found.add(part)
+                found.add(part.casefold())
+        return found
+
+    # What each entry may turn into: the characters of its prototype and of itself, decomposed and
+    # case folded.
+    leads = {ch: parts(prototype) | parts(ch) for ch, prototype in PROTOTYPES.items()}
+    # The angle brackets the fold reads as "<" by rule (fold._EXTRA_BRACKETS), and "<" itself.
+    reached = {"<", *_RULE_BRACKETS}
+    while True:
+        found = {ch for ch, led in leads.items() if ch not in reached and not led.isdisjoint(reached)}
+        if not found:
+            break
+        reached |= found
+    return {ch for ch in reached if ch in PROTOTYPES and "<" in fold_all(ch)}
+
+
 # Every character that folds to "<" (checked against all of Unicode by the tests).
-BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *(ch for ch in PROTOTYPES if "<" in fold_all(ch)), *(ch for ch in "\u3008\u27e8\u29fc\u276c\u2329\u226e")}))
+BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *_table_brackets(), *_RULE_BRACKETS}))
 # What an escape must decode to for its place to be worth reading: a bracket, a delimiter, or an
 # introducer of a further escape (double encoding).
 INTERESTING = BRACKETS + PUA_OPEN + PUA_CLOSE + "".join(INTRODUCERS)
@@ -92,8 +125,10 @@ def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
     points = sorted({ord(ch) for ch in INTERESTING})
     hexes = "|".join(f"{p:x}" for p in points)
     octals = "|".join(f"{p:o}" for p in points if p < 0o400)
+    # Only a value holding a bracket can fold to "<" (BRACKETS holds every character whose fold is
+    # "<"), so the others are not folded.
     names = sorted(
-        {name.rstrip(";") for name, value in html5.items() if "".join(fold(c) for c in value) == "<" or value in INTERESTING},
+        {name.rstrip(";") for name, value in html5.items() if value in INTERESTING or (not _BRACKET_SET.isdisjoint(value) and "".join(fold(c) for c in value) == "<")},
         key=len,
         reverse=True,
     )

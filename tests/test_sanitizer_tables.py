@@ -1,0 +1,11 @@
+"""The sanitizer's tables built at import are the ones their definitions give."""
+
+from __future__ import annotations
+
+from promptd.reminders.sanitizer import detect
+from promptd.reminders.sanitizer.confusables import PROTOTYPES
+from promptd.reminders.sanitizer.fold import fold_all
+
+
+def test_the_brackets_found_by_walking_the_table_back_from_a_bracket_are_every_entry_that_reads_as_one():
+    assert detect._table_brackets() == {ch for ch in PROTOTYPES if "<" in fold_all(ch)}
