@@ -20,9 +20,9 @@ def test_the_first_answer_imports_no_area_it_was_not_asked_for():
         "import sys\n"
         "from promptd.local import Local\n"
         "Local({'log_level': 'error'}).call('initialize', {})\n"
-        "print(sorted(m for m in sys.modules if m.startswith('promptd.methods.') or m.startswith('promptd.citations.')))"
+        "print(sorted(m for m in sys.modules if m.startswith(('promptd.methods.', 'promptd.api.', 'promptd.citations'))))"
     )
-    assert out == "['promptd.methods.base', 'promptd.methods.boundary', 'promptd.methods.core']"
+    assert out == "['promptd.api.base', 'promptd.api.core', 'promptd.methods.base', 'promptd.methods.boundary', 'promptd.methods.core']"
 
 
 def test_looking_a_method_up_imports_its_area_only():

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from promptd.api.assembly import RegisterParams
 from promptd.assembly.registry import ProviderRegistry, spec_from_mapping
 from promptd.config import Config
 from promptd.errors import ConfigError, PromptdError
@@ -106,6 +105,12 @@ class Runtime:
         """Built-ins switched on in config, then the providers config declares; raises ConfigError."""
         switches = {"session_metadata": config.reminders.session_metadata, "project_memory": config.reminders.project_memory, "file_modified": config.reminders.file_modified, "todo_nudge": config.todo_nudge.enabled}
         registry = ProviderRegistry({name for name, on in switches.items() if on})
+        if not config.reminders.providers:
+            return registry
+        # The wire's model checks a declared provider as providers/register does; imported only
+        # for a configuration that declares some.
+        from promptd.api.assembly import RegisterParams
+
         for index, declared in enumerate(config.reminders.providers):
             try:
                 registry.register(spec_from_mapping(RegisterParams.model_validate(declared).model_dump()))
