@@ -77,11 +77,12 @@ def _table_brackets() -> set[str]:
     those found."""
 
     def parts(text: str) -> set[str]:
-        found = set()
-        for form in (text, text.casefold()):
-            for part in unicodedata.normalize("NFKD", form):
-                found.add(part)
-                found.add(part.casefold())
+        folded = text.casefold()
+        found = {*text, *folded}
+        for form in (text, folded):
+            if not unicodedata.is_normalized("NFKD", form):
+                decomposed = unicodedata.normalize("NFKD", form)
+                found.update(decomposed, decomposed.casefold())
         return found
 
     # What each entry may turn into: the characters of its prototype and of itself, decomposed and
