@@ -17,6 +17,7 @@ import driver  # noqa: E402
 import lint_large  # noqa: E402
 import sanitize_shapes  # noqa: E402
 import sections  # noqa: E402
+import startup  # noqa: E402
 
 PROMPTD = [sys.executable, "-m", "promptd", "serve"]
 BASELINE = [sys.executable, str(HERE / "baseline_server.py")]
@@ -113,6 +114,7 @@ def main() -> int:
     ]
     parts += core()
     parts += floor()
+    parts += startup.section()
     for section in sections.ALL:
         parts += section()
     parts += sanitize_shapes.section()

@@ -49,18 +49,26 @@ def assembly() -> list[str]:
         "## Reminder assembly",
         "",
         "`reminder/assemble` with N static providers (each a distinct 80-character fragment), built-ins off, "
-        "round trip compared with `reminder/wrap`.",
+        "round trip compared with `reminder/wrap`. With only instant providers the assembly is answered at once, "
+        "like `reminder/wrap`; one provider that waits (here a `host` provider with no host, skipped at once) "
+        "sends the same turn down the awaited path, measured beside it.",
         "",
         "| case | p50 | p99 | vs reminder/wrap | target | met |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for count in (0, 8, 64):
-        peer = fresh(QUIET)
-        for n in range(count):
-            peer.call("providers/register", {"name": f"p{n}", "kind": "static", "scope": "global", "key": "directive", "text": f"fragment {n:03d} " + "x" * 67})
-        samples = driver.round_trips(peer, "reminder/assemble", {"session": "bench", "user_message": "hi"}, ROUNDS)
-        peer.close()
-        lines.append(ratio_row(f"{count} static providers", samples))
+        for waiting in (False, True):
+            peer = fresh(QUIET)
+            for n in range(count):
+                peer.call("providers/register", {"name": f"p{n}", "kind": "static", "scope": "global", "key": "directive", "text": f"fragment {n:03d} " + "x" * 67})
+            if waiting:
+                # A host provider with no host: skipped at once, but it is a provider that waits,
+                # so the turn takes the awaited path (a task, a timer per provider that waits).
+                peer.call("providers/register", {"name": "absent", "kind": "host", "scope": "global", "key": "directive"})
+            samples = driver.round_trips(peer, "reminder/assemble", {"session": "bench", "user_message": "hi"}, ROUNDS)
+            peer.close()
+            name = f"{count} static providers" + (" + 1 host provider (awaited path)" if waiting else " (answered at once)")
+            lines.append(ratio_row(name, samples))
     peer = fresh(QUIET)
     for n in range(8):
         argv = ["/bin/sh", "-c", f"sleep 0.1; echo slept {n}"]

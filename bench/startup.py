@@ -1,0 +1,106 @@
+"""Start-up: how long a host waits from spawning promptd until it is answered, and until it is
+ready for a first turn, against two floors measured in the same run.
+
+(a) a bare orjson echo (bench/baseline_server.py): the physical limit of a Python process;
+(b) the floor of the required stack (bench/floor_server.py): asyncio, orjson and pydantic
+    imported and one model validated;
+(c) promptd's spawn to the answer of `initialize`;
+(d) promptd's spawn to ready for a first turn: `initialize`, the first `prompt/render` of the
+    Primary template, the first `turn/compose`, each answered.
+
+Runs alternate between the four commands so a change in the machine's load falls on all of them.
+`python bench/startup.py` prints the section; `make bench` writes it into bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import driver  # noqa: E402
+
+PROMPTD = [sys.executable, "-m", "promptd", "serve"]
+BASELINE = [sys.executable, str(HERE / "baseline_server.py")]
+FLOOR = [sys.executable, str(HERE / "floor_server.py")]
+RUNS = 21
+# Targets: promptd's first answer within 1.15x of the stack's floor, ready for a turn within 1.5x.
+FIRST_ANSWER_TARGET = 1.15
+FIRST_TURN_TARGET = 1.5
+
+WRAP = {"key": "session.cwd", "body": "/tmp"}
+INITIALIZE = {"client_info": {"name": "bench"}, "tools": {"by_kind": {"read": "read_file", "edit": "edit_file", "execute": "run_terminal_command", "plan": "todo_write", "search": "grep"}}}
+RENDER = {"context": {"working_directory": "/home/dev/project", "os_name": "linux", "shell_path": "/bin/bash", "current_date": "2026-11-29"}}
+COMPOSE = {"session": "s1", "user_message": "Fix the build"}
+
+
+def first_answer(argv: list[str], method: str, params: object, env: dict[str, str] | None = None) -> float:
+    peer = driver.Peer(argv, env)
+    peer.call(method, params)
+    elapsed = time.perf_counter() - peer.started
+    peer.close()
+    return elapsed
+
+
+def first_turn(env: dict[str, str]) -> float:
+    peer = driver.Peer(PROMPTD, env)
+    peer.call("initialize", INITIALIZE)
+    peer.call("session/update", {"session": "s1", "cwd": "/home/dev/project", "date": "2026-11-29"})
+    peer.call("prompt/render", RENDER)
+    peer.call("turn/compose", COMPOSE)
+    elapsed = time.perf_counter() - peer.started
+    peer.close()
+    return elapsed
+
+
+def measure(runs: int = RUNS) -> dict[str, float]:
+    env = driver.env_for_promptd()
+    samples: dict[str, list[float]] = {"echo": [], "floor": [], "initialize": [], "first_turn": []}
+    # One warm-up round: the first spawn of each reads its files from disk.
+    for index in range(runs + 1):
+        echo = first_answer(BASELINE, "reminder/wrap", WRAP)
+        floor = first_answer(FLOOR, "reminder/wrap", WRAP)
+        init = first_answer(PROMPTD, "initialize", INITIALIZE, env)
+        turn = first_turn(env)
+        if index:
+            samples["echo"].append(echo)
+            samples["floor"].append(floor)
+            samples["initialize"].append(init)
+            samples["first_turn"].append(turn)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def section(runs: int = RUNS) -> list[str]:
+    m = measure(runs)
+    floor = m["floor"]
+
+    def row(name: str, value: float, target: float | None) -> str:
+        ratio = value / floor
+        met = "—" if target is None else ("yes" if ratio <= target else "**no**")
+        shown = "(reported)" if target is None else f"<= {target}x"
+        return f"| {name} | {value * 1000:.1f} ms | {ratio:.2f}x | {shown} | {met} |"
+
+    return [
+        "## Start-up: spawn to first answer, spawn to first turn",
+        "",
+        f"Medians of {runs} spawns each, the four commands taking turns. Ratios are to (b), the floor of the "
+        "stack promptd requires: an interpreter importing asyncio, orjson and pydantic and validating one model "
+        "(`bench/floor_server.py`).",
+        "",
+        "| measure | time | vs (b) | target | met |",
+        "| --- | --- | --- | --- | --- |",
+        row("(a) bare orjson echo, spawn to first answer (`bench/baseline_server.py`)", m["echo"], None),
+        row("(b) floor: asyncio + orjson + pydantic, one model validated, spawn to first answer", floor, None),
+        row("(c) promptd, spawn to the `initialize` answer", m["initialize"], FIRST_ANSWER_TARGET),
+        row("(d) promptd, spawn to ready for a first turn (`initialize`, `session/update`, first `prompt/render` of Primary, first `turn/compose`)", m["first_turn"], FIRST_TURN_TARGET),
+        "",
+    ]
+
+
+if __name__ == "__main__":
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else RUNS
+    print("\n".join(section(runs)))
