@@ -435,7 +435,8 @@ def _reference_join() -> Callable[..., Any]:
     def join(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
         # Items print as the reference prints them (`true`, `none`), not as str() would.
         items = [item if isinstance(item, str) else reference_text(item) for item in value] if attribute is None else value
-        return do_join(eval_ctx, items, d, attribute)
+        joined: str = do_join(eval_ctx, items, d, attribute)
+        return joined
 
     return join
 
