@@ -9,7 +9,8 @@ ready for a first turn, against two floors measured in the same run.
     Primary template, the first `turn/compose`, each answered.
 
 Runs alternate between the four commands so a change in the machine's load falls on all of them.
-`python bench/startup.py` prints the section; `make bench` writes it into bench/RESULTS.md.
+`python bench/startup.py` prints the section (`--against OTHER/src` also measures another checkout
+in the same rounds, for a before/after); `make bench` writes it into bench/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -46,6 +47,14 @@ def first_answer(argv: list[str], method: str, params: object, env: dict[str, st
     return elapsed
 
 
+def env_with(source: str | None) -> dict[str, str]:
+    """promptd's environment, running the package under `source` (another checkout's src/) if given."""
+    env = driver.env_for_promptd()
+    if source:
+        env["PYTHONPATH"] = source
+    return env
+
+
 def first_turn(env: dict[str, str]) -> float:
     peer = driver.Peer(PROMPTD, env)
     peer.call("initialize", INITIALIZE)
@@ -57,25 +66,25 @@ def first_turn(env: dict[str, str]) -> float:
     return elapsed
 
 
-def measure(runs: int = RUNS) -> dict[str, float]:
-    env = driver.env_for_promptd()
-    samples: dict[str, list[float]] = {"echo": [], "floor": [], "initialize": [], "first_turn": []}
+def measure(runs: int = RUNS, against: str | None = None) -> dict[str, float]:
+    """Medians; with `against` (another checkout's src/), its promptd is measured in the same rounds
+    as `initialize (against)` and `first_turn (against)`."""
+    sources = {"": None, " (against)": against} if against else {"": None}
+    samples: dict[str, list[float]] = {}
     # One warm-up round: the first spawn of each reads its files from disk.
     for index in range(runs + 1):
-        echo = first_answer(BASELINE, "reminder/wrap", WRAP)
-        floor = first_answer(FLOOR, "reminder/wrap", WRAP)
-        init = first_answer(PROMPTD, "initialize", INITIALIZE, env)
-        turn = first_turn(env)
+        round_ = {"echo": first_answer(BASELINE, "reminder/wrap", WRAP), "floor": first_answer(FLOOR, "reminder/wrap", WRAP)}
+        for suffix, source in sources.items():
+            round_["initialize" + suffix] = first_answer(PROMPTD, "initialize", INITIALIZE, env_with(source))
+            round_["first_turn" + suffix] = first_turn(env_with(source))
         if index:
-            samples["echo"].append(echo)
-            samples["floor"].append(floor)
-            samples["initialize"].append(init)
-            samples["first_turn"].append(turn)
+            for name, value in round_.items():
+                samples.setdefault(name, []).append(value)
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def section(runs: int = RUNS) -> list[str]:
-    m = measure(runs)
+def section(runs: int = RUNS, against: str | None = None) -> list[str]:
+    m = measure(runs, against)
     floor = m["floor"]
 
     def row(name: str, value: float, target: float | None) -> str:
@@ -97,10 +106,24 @@ def section(runs: int = RUNS) -> list[str]:
         row("(b) floor: asyncio + orjson + pydantic, one model validated, spawn to first answer", floor, None),
         row("(c) promptd, spawn to the `initialize` answer", m["initialize"], FIRST_ANSWER_TARGET),
         row("(d) promptd, spawn to ready for a first turn (`initialize`, `session/update`, first `prompt/render` of Primary, first `turn/compose`)", m["first_turn"], FIRST_TURN_TARGET),
+        *(
+            [
+                row(f"(c) the same, `{against}`", m["initialize (against)"], None),
+                row(f"(d) the same, `{against}`", m["first_turn (against)"], None),
+            ]
+            if against
+            else []
+        ),
         "",
     ]
 
 
 if __name__ == "__main__":
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else RUNS
-    print("\n".join(section(runs)))
+    # python bench/startup.py [RUNS] [--against OTHER_CHECKOUT/src]
+    args = sys.argv[1:]
+    other = None
+    if "--against" in args:
+        at = args.index("--against")
+        other = args[at + 1]
+        del args[at : at + 2]
+    print("\n".join(section(int(args[0]) if args else RUNS, other)))
