@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-
 from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
