@@ -7,6 +7,7 @@ generic invalid-params error), the same on the wire, from the CLI and in library
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from pydantic import Field, StrictBool, field_validator

@@ -19,7 +19,6 @@ from promptd.api.prompt import (
     PersistResult,
     RenderParams,
     RenderResult,
-    TemplateName,
     TemplateVariable,
     VariableSource,
     VarsParams,
@@ -27,6 +26,7 @@ from promptd.api.prompt import (
 )
 from promptd.methods.base import Context, Method
 from promptd.prompt.context import for_persistence
+from promptd.prompt.kinds import TemplateName
 
 
 def render(params: RenderParams, ctx: Context) -> RenderResult | Awaitable[RenderResult]:
