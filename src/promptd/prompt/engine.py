@@ -96,7 +96,7 @@ class _LenientUndefined(Undefined):
     def __init__(self, hint: str | None = None, obj: Any = missing, name: str | None = None, exc: Any = UndefinedError) -> None:
         # Jinja raises `exc(message)` from every failing operation; this one also carries the name
         # and the mapping it was looked up in.
-        super().__init__(hint, obj, name, partial(UndefinedValue, name=name, owner=None if obj is missing else obj))
+        super().__init__(hint, obj, name, partial(UndefinedValue, name=name, owner=None if obj is missing else obj))  # type: ignore[arg-type]  # jinja2 calls exc(message): its stubs want an exception class, any such callable works
 
 
 class _StrictUndefined(_LenientUndefined):
@@ -128,9 +128,9 @@ class _StrictUndefined(_LenientUndefined):
     def __hash__(self) -> int:
         return id(type(self))
 
-    __str__ = __iter__ = __len__ = __contains__ = __aiter__ = _LenientUndefined._fail_with_undefined_error  # type: ignore[assignment]
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _LenientUndefined._fail_with_undefined_error  # type: ignore[assignment]
-    __lt__ = __le__ = __gt__ = __ge__ = __int__ = __float__ = __neg__ = __pos__ = _LenientUndefined._fail_with_undefined_error  # type: ignore[assignment]
+    __str__ = __iter__ = __len__ = __contains__ = __aiter__ = _LenientUndefined._fail_with_undefined_error
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _LenientUndefined._fail_with_undefined_error
+    __lt__ = __le__ = __gt__ = __ge__ = __int__ = __float__ = __neg__ = __pos__ = _LenientUndefined._fail_with_undefined_error
 
 
 class _Generator(CodeGenerator):
@@ -364,7 +364,8 @@ class Engine:
         template = self.compile(source, name, cache=cache, strict=strict)
         try:
             with limits.render_budget():
-                return template.render(variables)
+                rendered: str = template.render(variables)
+                return rendered
         except Exception as exc:  # noqa: BLE001 - whatever a template does wrong is a render error
             # Besides Jinja's own errors: filters and operators failing on the data (`1 + 'a'`,
             # `1 // 0`, a bad format string). None of them may surface as an internal error.

@@ -121,7 +121,9 @@ def _is_target(node: nodes.Node) -> bool:
 
 def _namespace_line(node: nodes.Node) -> int:
     while not isinstance(node, nodes.Name):
-        node = node.node
+        # Every node a reference sits in (Getattr, Getitem, Filter, Call, Test) keeps its operand
+        # in `.node`, which jinja2's base Node does not declare.
+        node = getattr(node, "node")
     return node.lineno
 
 
@@ -198,11 +200,11 @@ class Walker:
         else:
             # Assign, AssignBlock, With, Macro, ExprStmt, Include, Block, Scope, ...: every
             # expression is a value (targets and parameter names hold no reference to walk).
-            for child in node.iter_child_nodes():
-                if isinstance(child, (nodes.Stmt, nodes.Template)):
-                    self.statement(child, guarded)
-                elif isinstance(child, nodes.Expr) and not _is_target(child):
-                    self.expression(child, guarded, valued=True)
+            for part in node.iter_child_nodes():
+                if isinstance(part, (nodes.Stmt, nodes.Template)):
+                    self.statement(part, guarded)
+                elif isinstance(part, nodes.Expr) and not _is_target(part):
+                    self.expression(part, guarded, valued=True)
 
     def _if_chain(self, node: nodes.If, guarded: Kinds) -> None:
         # Each branch may rely on its own test and on every earlier test having been false.
@@ -253,8 +255,8 @@ class Walker:
             return
         if isinstance(node, nodes.Call) and isinstance(node.node, nodes.Getattr) and node.node.attr == "get" and _is_mapping(node.node.node):
             # `tools.by_kind.get("read")` is `tools.by_kind.read` by another name.
-            key = node.args[0] if node.args else None
-            kind = key.value if isinstance(key, nodes.Const) and isinstance(key.value, str) else None
+            first = node.args[0] if node.args else None
+            kind = first.value if isinstance(first, nodes.Const) and isinstance(first.value, str) else None
             problem = None
             if valued and kind is None:
                 problem = DYNAMIC

@@ -138,9 +138,9 @@ def _lint(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[st
         if ref.problem is not None:
             violations.append(Violation(line, column, ref.problem, message_for(ref)))
         elif ref.kind is not None and ref.name == NAMESPACE:
-            unknown = _unknown_kind(ref.kind, tool_kinds)
-            if unknown:
-                violations.append(Violation(line, column, UNKNOWN_KIND, unknown))
+            misspelled = _unknown_kind(ref.kind, tool_kinds)
+            if misspelled:
+                violations.append(Violation(line, column, UNKNOWN_KIND, misspelled))
     if strict:
         violations.extend(_undefined_names(env, source, tree, undeclared, flags))
     violations.extend(_not_portable(env, source, tree))
@@ -188,7 +188,8 @@ def _compile(env: Any, tree: nodes.Template) -> set[str]:
     without a second pass over a large template."""
     generator = _tracking_generator(env)(env)
     generator.visit(tree)
-    return generator.undeclared
+    undeclared: set[str] = generator.undeclared
+    return undeclared
 
 
 def _tracking_generator(env: Any) -> Any:
@@ -225,7 +226,7 @@ def _undefined_names(env: object, source: str, tree: nodes.Template, read: set[s
         return []
     located = _Located(source, positions.name_positions(env, source, frozenset(undeclared)))
     out = []
-    reported: set[tuple[int, str]] = set()
+    reported: set[tuple[int, int]] = set()
     for node in tree.find_all(nodes.Name):
         if node.ctx != "load" or node.name not in undeclared:
             continue

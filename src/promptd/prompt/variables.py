@@ -20,6 +20,7 @@ from promptd.prompt import pipeline
 from promptd.prompt.context import PromptContext
 from promptd.prompt.engine import engine
 from promptd.prompt.names import suggest
+from promptd.reminders.kinds import BlockStyle
 
 __all__ = ["TOOL_KINDS", "Source", "Variable", "describe", "flag_names", "known_names", "reads", "shipped_reads", "suggest"]
 
@@ -56,7 +57,7 @@ def describe(
     params: Mapping[str, Mapping[str, str]] | None = None,
     flags: Mapping[str, bool] | None = None,
     *,
-    reminder_style: str = pipeline.DEFAULT_REMINDER_STYLE,
+    reminder_style: BlockStyle = pipeline.DEFAULT_REMINDER_STYLE,
 ) -> list[Variable]:
     """Every variable a render with these inputs gives its template, in the order the template
     sees them merged, with its value and source. Raises InvalidContext as a render would."""
