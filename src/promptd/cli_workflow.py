@@ -124,7 +124,7 @@ def variables_text(variables: Sequence[Mapping[str, Any]]) -> str:
 def explain(message: str, kind: str, data: Mapping[str, Any], files: Mapping[str, str], raw_context: Mapping[str, Any]) -> str:
     """One line for a failure: `FILE:LINE:COL: cause (kind)` for a template in a file, the field
     and hints for a context problem, otherwise the message as the wire says it."""
-    template = data.get("template")
+    template = str(data.get("template"))
     if template in files and data.get("line"):
         where = f"{files[template]}:{data['line']}"
         if data.get("column"):
