@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from promptd.assembly.budget import SEPARATOR, join_body, plan, truncate
 from promptd.assembly.kinds import FragmentStatus as Status
 from promptd.assembly.model import Fragment
@@ -103,3 +105,78 @@ def test_the_registry_and_the_file_notices_are_bounded():
     call_in_process("session/update", {"session": "s", "modified_files": [f"f{n}" for n in range(MAX_MODIFIED_FILES + 50)]}, runtime)
     files = runtime.sessions.get("s").modified_files
     assert len(files) == MAX_MODIFIED_FILES and files[-1] == f"f{MAX_MODIFIED_FILES + 49}"
+
+
+# -- a fragment that cannot be truncated frees its room ----------------------------------------
+
+
+def test_a_fragment_that_could_not_be_truncated_is_dropped_and_costs_nothing():
+    markup = "<display-trigger>x</display-trigger>"
+    first = plan(frags("d" * 3000, "p" * 9), markup, 200)
+    assert statuses(first) == ["truncated", "dropped"]
+    again = plan(frags("d" * 3000, "p" * 9), markup, 200, frozenset({0}))
+    assert statuses(again) == ["dropped", "delivered"] and again.trigger == markup
+    assert again.truncate_room is None
+
+
+def _quiet_door(spill_dir):
+    from promptd import Local
+
+    return Local(
+        {
+            "log_level": "error",
+            "reminders": {"session_metadata": False, "project_memory": False, "file_modified": False, "spill_dir": str(spill_dir)},
+            "todo_nudge": {"enabled": False},
+        }
+    )
+
+
+def test_later_fragments_that_still_fit_are_kept_when_the_first_cannot_carry_its_marker(tmp_path):
+    # The documented rule, with a display trigger, a 3,000-character first directive and a
+    # 9-character provider at budget 200: the spill path (a long folder here) cannot fit beside the
+    # trigger, so the directive is dropped, and the provider still fits and is delivered.
+    spill_dir = tmp_path / ("deep" * 30) / "spill"
+    door = _quiet_door(spill_dir)
+    door.call("providers/register", {"name": "tiny", "kind": "static", "scope": "global", "key": "directive", "text": "9 chars.."})
+    result = door.call(
+        "reminder/assemble",
+        {"session": "s", "user_message": "hi", "directives": ["d" * 3000], "display_trigger": ["Read the notes"], "budget": 200},
+    )
+    assert [(f["provider"], f["status"]) for f in result["fragments"]] == [("directive", "dropped"), ("tiny", "delivered")]
+    assert result["body"].endswith("9 chars..") and len(result["body"]) <= 200
+    assert result["display_trigger"] == "Read the notes" and result["spill"] is None
+    # Nothing is left behind: no file and no empty session folder.
+    assert not spill_dir.exists() or list(spill_dir.iterdir()) == []
+
+
+def test_a_truncated_first_fragment_still_fills_the_budget_and_spills(tmp_path):
+    door = _quiet_door(tmp_path / "spill")
+    door.call("providers/register", {"name": "tiny", "kind": "static", "scope": "global", "key": "directive", "text": "9 chars.."})
+    result = door.call("reminder/assemble", {"session": "s", "user_message": "hi", "directives": ["d" * 3000], "budget": 400})
+    assert [f["status"] for f in result["fragments"]] == ["truncated", "dropped"]
+    assert result["spill"]["path"] in result["body"] and len(result["body"]) <= 400
+
+
+def test_a_marker_that_cannot_fit_writes_no_spill_folder_at_all(tmp_path):
+    spill_dir = tmp_path / "spill"
+    door = _quiet_door(spill_dir)
+    result = door.call("reminder/assemble", {"session": "s", "user_message": "hi", "directives": ["d" * 3000], "budget": 30})
+    assert [f["status"] for f in result["fragments"]] == ["dropped"] and result["text"] == ""
+    assert not spill_dir.exists() or list(spill_dir.iterdir()) == []
+
+
+def test_a_failed_or_discarded_spill_leaves_no_empty_session_folder(tmp_path):
+    from promptd.assembly.spill import SpillFailed, SpillStore
+    from promptd.config import RemindersConfig
+
+    store = SpillStore(RemindersConfig(spill_dir=str(tmp_path), spill_max_total_bytes=100))
+    kept = store.save("a", "x" * 60)
+    try:
+        store.save("b", "x" * 60)
+    except SpillFailed as exc:
+        assert exc.reason == "total_cap"
+    else:
+        raise AssertionError("the total cap was not applied")
+    assert [p.name for p in tmp_path.iterdir()] == [Path(kept.path).parent.name]
+    store.discard(kept)
+    assert list(tmp_path.iterdir()) == []

@@ -161,29 +161,51 @@ def fit_and_wrap(
 
     sanitized = [Fragment(f.provider, f.key, clean(f.text)) for f in raw]
     trigger_text = join_triggers(request.display_trigger, nonce)
-    plan = budgeting.plan(sanitized, trigger_markup(trigger_text) if trigger_text else None, limit)
+    markup = trigger_markup(trigger_text) if trigger_text else None
+    unfit: frozenset[int] = frozenset()
+    while True:
+        plan = budgeting.plan(sanitized, markup, limit, unfit)
+        placed = place(plan, raw, spill, session_id, clean)
+        if placed.uncut is None:
+            break
+        # Not even the marker fitted: plan again with that fragment dropped, so the room it was
+        # given goes to the fragments after it (each pass drops one more, so this ends).
+        unfit = unfit | {placed.uncut}
+    result = placed.result
+    if placed.texts:
+        result.display_trigger = trigger_text if plan.trigger else None
+        # Joined fragments can form what no fragment held: the body reported is the one the
+        # wrapper repaired as joined text.
+        result.text, result.body = seal(budgeting.join_body(plan.trigger, placed.texts), trust, style)
+    return result, placed.delivered
 
-    result = Assembled()
-    delivered: dict[str, str] = {}
-    texts: list[str] = []
+
+@dataclass
+class Placement:
+    result: Assembled
+    delivered: dict[str, str]
+    texts: list[str]
+    uncut: int | None  # the index of a fragment planned as truncated that could not be
+
+
+def place(plan: budgeting.Plan, raw: list[Fragment], spill: SpillStore, session_id: str, clean: Callable[[str], str]) -> Placement:
+    """Carries out a plan: truncates (and spills) the fragment to truncate, collects the texts."""
+    placement = Placement(Assembled(), {}, [], None)
+    result = placement.result
     # plan.placed keeps the order of `sanitized`, which keeps the order of `raw`.
-    for placed, source in zip(plan.placed, raw, strict=True):
+    for index, (placed, source) in enumerate(zip(plan.placed, raw, strict=True)):
         fragment, status = placed.fragment, placed.status
         text: str | None = fragment.text
         if status is FragmentStatus.TRUNCATED:
             text, result.spill, result.spill_failure = truncate_and_spill(fragment, source, plan.truncate_room or 0, spill, session_id, clean)
             if text is None:
-                status = FragmentStatus.DROPPED
+                placement.uncut = index
+                return placement
         if status in (FragmentStatus.DELIVERED, FragmentStatus.TRUNCATED) and text is not None:
-            texts.append(text)
-            delivered[fragment.key] = source.text
+            placement.texts.append(text)
+            placement.delivered[fragment.key] = source.text
         result.fragments.append(Report(fragment.provider, fragment.key, len(text) if text is not None else len(fragment.text), status))
-    if texts:
-        result.display_trigger = trigger_text if plan.trigger else None
-        # Joined fragments can form what no fragment held: the body reported is the one the
-        # wrapper repaired as joined text.
-        result.text, result.body = seal(budgeting.join_body(plan.trigger, texts), trust, style)
-    return result, delivered
+    return placement
 
 
 def at_once_unless_large(size: int, work: Callable[[], T]) -> T | Awaitable[T]:
@@ -212,21 +234,25 @@ def join_triggers(parts: tuple[str, ...], nonce: str) -> str | None:
 def truncate_and_spill(
     fragment: Fragment, original: Fragment, room: int, spill: SpillStore, session_id: str, clean: Callable[[str], str]
 ) -> tuple[str | None, Spilled | None, str | None]:
-    spilled: Spilled | None = None
-    failure: str | None = None
+    """The head of `fragment` with its marker, the spill file named in it, and why the spill
+    failed. None for the text when the marker does not fit; then no file (and no folder) is left."""
+
+    def plain(shown: int, total: int) -> str:
+        return f"\n[truncated: showing {shown} of {total} characters]"
+
+    without_path = budgeting.truncate(fragment.text, room, plain, clean)
+    if without_path is None:
+        return None, None, None  # the marker with a path is longer still: spilling is pointless
     try:
         spilled = spill.save(session_id, original.text)
     except SpillFailed as exc:
-        failure = exc.reason
+        return without_path, None, exc.reason
 
     def marker(shown: int, total: int) -> str:
-        if spilled is None:
-            return f"\n[truncated: showing {shown} of {total} characters]"
         return f"\n[truncated: showing {shown} of {total} characters; the full text is in {spilled.path} (kept for {spilled.retention_hours:g} h)]"
 
     text = budgeting.truncate(fragment.text, room, marker, clean)
-    if text is None and spilled is not None:
+    if text is None:
         # Not even the marker fits: nothing refers to the file, so it is not kept or reported.
         spill.discard(spilled)
-        spilled = None
-    return text, spilled, failure
+    return text, (spilled if text is not None else None), None

@@ -5,6 +5,8 @@ The budget counts the whole assembled body: display-trigger markup, fragments an
 between them; the outer wrapper is not counted. Fragments are taken greedily in order: one that does
 not fit is dropped and later ones that still fit are kept. Only when nothing has been delivered yet
 and the first fragment alone is over the budget is it truncated (the caller spills its full text).
+A fragment the caller could not truncate (not even its marker fits) is planned again as dropped,
+so that it frees the room it was given for the fragments after it.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def dedupe(fragments: list[Fragment]) -> list[Placed]:
     return placed
 
 
-def plan(fragments: list[Fragment], trigger_markup: str | None, budget: int) -> Plan:
+def plan(fragments: list[Fragment], trigger_markup: str | None, budget: int, unfit: frozenset[int] = frozenset()) -> Plan:
+    """`unfit`: indexes of fragments that could not be truncated; they are dropped and cost nothing."""
     placed = dedupe(fragments)
     used = 0
     trigger = None
@@ -52,9 +55,12 @@ def plan(fragments: list[Fragment], trigger_markup: str | None, budget: int) -> 
     out: list[Placed] = []
     delivered_any = False
     truncate_room = None
-    for item in placed:
+    for index, item in enumerate(placed):
         if item.status is FragmentStatus.DUPLICATE:
             out.append(item)
+            continue
+        if index in unfit:
+            out.append(Placed(item.fragment, FragmentStatus.DROPPED))
             continue
         cost = len(item.fragment.text) + (len(SEPARATOR) if used else 0)
         if used + cost <= budget:

@@ -61,8 +61,10 @@ class SpillStore:
             # The root and the session folder must be ours alone: a folder others can write to
             # could be emptied, swapped or read by them.
             check_private(root_fd)
+            created = False
             try:
                 os.mkdir(folder.name, 0o700, dir_fd=root_fd)
+                created = True
             except FileExistsError:
                 pass
             dir_fd = os.open(folder.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root_fd)
@@ -94,15 +96,37 @@ class SpillStore:
             finally:
                 if fd >= 0:
                     os.close(fd)
+        except SpillFailed:
+            if created:  # a failed spill leaves no empty folder behind
+                os.close(dir_fd)
+                dir_fd = -1
+                self._remove_if_empty(folder.name)
+            raise
         finally:
-            os.close(dir_fd)
+            if dir_fd >= 0:
+                os.close(dir_fd)
         return Spilled(str(folder / name), self.retention_hours)
 
     def discard(self, spilled: Spilled) -> None:
+        """Removes a file nothing refers to, and its session folder if that leaves it empty."""
         try:
             os.unlink(spilled.path)
         except OSError:
             pass
+        self._remove_if_empty(Path(spilled.path).parent.name)
+
+    def _remove_if_empty(self, name: str) -> None:
+        # rmdir relative to the root opened without following links: only an empty folder goes.
+        try:
+            root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return
+        try:
+            os.rmdir(name, dir_fd=root_fd)
+        except OSError:
+            pass
+        finally:
+            os.close(root_fd)
 
     def total_bytes(self) -> int:
         total = 0
