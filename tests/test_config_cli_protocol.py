@@ -64,9 +64,9 @@ def test_cli_call_prints_the_result_as_json():
     assert json.loads(result.stdout) == {"text": '<system-reminder key="session.cwd">\n/tmp\n</system-reminder>'}
 
 
-def test_cli_call_failure_exits_non_zero_with_the_error_on_stderr():
+def test_cli_call_failure_is_an_input_error_with_the_error_on_stderr():
     result = run_cli("call", "reminder/wrap", '{"key": "", "body": "x"}')
-    assert result.returncode == 1 and result.stdout == b""
+    assert result.returncode == 2 and result.stdout == b""
     assert json.loads(result.stderr)["error"]["data"]["kind"] == "invalid_key"
 
 
@@ -78,6 +78,82 @@ def test_version_prints_the_package_version():
     from promptd import __version__
 
     assert __version__ in run_cli("version").stdout.decode()
+
+
+def test_version_option_reads_the_version_file():
+    version = (ROOT / "VERSION").read_text().strip()
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout.decode().startswith(f"promptd {version} (protocol ")
+
+
+def test_a_bare_promptd_prints_the_help_and_exits_zero():
+    result = run_cli()
+    assert result.returncode == 0 and result.stderr == b""
+    help_text = result.stdout.decode()
+    for word in ("serve", "call", "exit status", "PROMPTD_CONFIG", "agent.md", "completion"):
+        assert word in help_text, word
+
+
+@pytest.mark.parametrize("command", ["serve", "call"])
+def test_command_help_explains_streams_exit_codes_environment_and_docs(command):
+    result = run_cli(command, "--help")
+    assert result.returncode == 0
+    text = result.stdout.decode()
+    for word in ("stdout", "stderr", "exit status", "PROMPTD_CONFIG", "PROMPTD_VAULT_KEY", "protocol.md"):
+        assert word in text, word
+
+
+def test_global_options_are_accepted_after_the_command(tmp_path):
+    request = b'{"jsonrpc":"2.0","id":1,"method":"reminder/keys"}\n'
+    after = run_cli("serve", "--log-level", "debug", stdin=request)
+    assert after.returncode == 0
+    assert any(json.loads(line).get("event") == "request" for line in after.stderr.splitlines())
+    before = run_cli("--log-level", "debug", "serve", stdin=request)
+    assert any(json.loads(line).get("event") == "request" for line in before.stderr.splitlines())
+    # A value given after the command wins over one given before it.
+    quiet = run_cli("--log-level", "debug", "serve", "--log-level", "error", stdin=request)
+    assert quiet.stderr == b""
+    toml = tmp_path / "promptd.toml"
+    toml.write_text('[reminders]\nstyle = "wrong"\n')
+    refused = run_cli("call", "reminder/keys", "--config", str(toml))
+    assert refused.returncode == 2 and refused.stderr.decode().count("\n") == 1
+
+
+def test_call_reads_params_from_stdin_and_from_a_file(tmp_path):
+    params = b'{"key": "session.cwd", "body": "/tmp"}'
+    from_stdin = run_cli("call", "reminder/wrap", "-", stdin=params)
+    assert from_stdin.returncode == 0 and "/tmp" in json.loads(from_stdin.stdout)["text"]
+    path = tmp_path / "params.json"
+    path.write_bytes(params)
+    from_file = run_cli("call", "reminder/wrap", f"@{path}")
+    assert from_file.returncode == 0 and json.loads(from_file.stdout) == json.loads(from_stdin.stdout)
+
+
+@pytest.mark.parametrize("params", ["@/no/such/folder/params.json", "not json", "-"])
+def test_call_with_unreadable_or_invalid_params_is_a_usage_error_without_a_traceback(params):
+    result = run_cli("call", "reminder/wrap", params, stdin=b"{oops")
+    assert result.returncode == 2 and result.stdout == b""
+    assert b"Traceback" not in result.stderr and result.stderr.decode().startswith("promptd: ")
+
+
+def test_a_missing_config_folder_is_one_line_and_exit_2():
+    result = run_cli("--config", "/no/such/folder/promptd.toml", "serve", stdin=b"")
+    assert result.returncode == 2 and b"Traceback" not in result.stderr
+    assert result.stderr.decode().startswith("promptd: cannot read config file")
+
+
+def test_a_reader_that_goes_away_ends_call_quietly_with_the_sigpipe_status():
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "promptd", "call", "rpc.discover"], stdout=write_end, stderr=subprocess.PIPE, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning")
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 141 and result.stderr == b""
 
 
 def test_serve_on_stdin_eof_exits_zero_and_writes_only_frames_to_stdout():

@@ -1,7 +1,11 @@
-"""Command line: serve | call | keys | version (and the prompt commands render | lint | vault).
+"""Command line: serve | call | keys | version (and the prompt commands registered by cli_prompt).
 
 Entry layer: parses arguments, builds the runtime, and hands over to the server or to one
 in-process call through the in-process door (promptd.local), which runs the server's boundary.
+
+Exit status, for every command (docs/cli.md): 0 ok, 1 findings (the command ran and reports
+problems, as `lint` does), 2 usage or input error (bad arguments, an unreadable or invalid file, a
+request the method refused). `serve` adds the protocol's own rule: 1 for `exit` without `shutdown`.
 """
 
 from __future__ import annotations
@@ -18,8 +22,12 @@ from promptd.config import Config, ignored_env_names, load
 from promptd.errors import ConfigError
 from promptd.logs import Logger
 
-EXIT_FAILURE = 1
+EXIT_OK = 0
+EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+# What a shell reports for a program ended by SIGPIPE (128 + 13): `promptd call ... | head` behaves
+# like any other Unix filter whose reader went away, with no traceback.
+EXIT_BROKEN_PIPE = 141
 
 TTY_HINT = (
     "promptd speaks line-delimited JSON-RPC 2.0 on stdin/stdout; type one request per line, e.g.\n"
@@ -27,28 +35,151 @@ TTY_HINT = (
     "Ctrl-D ends the session. Logs are JSON lines on stderr."
 )
 
+DOCS = "docs/ in the promptd repository"  # the package installs no docs; the paths are stable
+
+ENVIRONMENT = """\
+environment:
+  PROMPTD_CONFIG         promptd.toml to read (--config wins)
+  PROMPTD_<SETTING>      any setting; `__` between section and field, the value read as JSON
+                         when it parses (PROMPTD_REMINDERS__BUDGET_CHARS=8000,
+                         PROMPTD_TODO_GATE__ENABLED=true); other PROMPTD_* names are ignored
+                         with one `env_ignored` warning
+  PROMPTD_VAULT_KEY      the vault key (64 hex digits or base64 of 32 bytes)"""
+
+MAIN_EPILOG = f"""\
+global options (--config, --log-level) may come before or after the command:
+  promptd serve --log-level debug
+
+exit status (every command):
+  0  ok
+  1  findings: the command ran and reports problems (lint violations)
+  2  usage or input error: bad arguments, an unreadable or invalid file, an invalid
+     configuration, a request the method refused
+  141  stdout closed early (`promptd ... | head`); no traceback
+
+{ENVIRONMENT}
+
+Run `promptd COMMAND --help` for one command. Documentation, in {DOCS}:
+cli.md (this command line), agent.md (spawn promptd from your agent), protocol.md,
+operations.md.
+Shell completion: not built in (argparse has none; promptd adds no dependency for it)."""
+
+SERVE_DESCRIPTION = """\
+Serve line-delimited JSON-RPC 2.0 on stdin/stdout: the sidecar mode an agent host spawns.
+It runs until the `exit` notification (after `shutdown`), the end of stdin, or SIGTERM."""
+
+SERVE_EPILOG = f"""\
+stdin   one JSON-RPC 2.0 message (or batch) per line, UTF-8, `\\n`-terminated
+stdout  protocol frames only: nothing else is ever written there
+stderr  JSON-lines logs, metadata only (never prompt text, reminder bodies or the nonce);
+        level from --log-level or the `log_level` setting. On a terminal, a one-paragraph
+        hint comes first.
+
+exit status:
+  0  clean end: `exit` after an answered `shutdown`, end of stdin, or SIGTERM
+  1  `exit` without an answered `shutdown` (the protocol's rule, as in LSP)
+  2  start-up refused: bad arguments, an invalid configuration or vault key file
+
+{ENVIRONMENT}
+
+example:
+  printf '%s\\n' '{{"jsonrpc":"2.0","id":1,"method":"reminder/keys"}}' | promptd serve
+
+Documentation, in {DOCS}: agent.md (the turn sequence), protocol.md
+(framing, errors, lifecycle), operations.md (settings, logs), cli.md."""
+
+CALL_DESCRIPTION = """\
+Run one method in-process, through the same validation and error boundary as `serve`, and
+print its result as JSON: for scripts, and to try a method without a client."""
+
+CALL_EPILOG = f"""\
+PARAMS is a JSON object (default {{}}), `-` to read it from stdin, or @FILE to read it from
+a file. `promptd call rpc.discover` prints the protocol document (every method and schema).
+
+stdout  the result, as indented JSON
+stderr  on failure, one JSON line {{"error": {{code, message, data}}}}, as the wire would
+        send it (data.kind says what went wrong); logs as JSON lines
+
+exit status:
+  0  the method answered with a result
+  2  usage or input error: unknown method, params that are not JSON or not readable, or
+     any error answer (invalid params, a domain error such as invalid_key)
+
+examples:
+  promptd call reminder/wrap '{{"key": "session.cwd", "body": "/tmp"}}'
+  echo '{{"text": "see [1]"}}' | promptd call citation/parse -
+  promptd call prompt/render @render-params.json
+
+{ENVIRONMENT}
+
+Documentation, in {DOCS}: cli.md, protocol.md, errors.md (every error
+code and kind); the methods are listed in README.md."""
+
+
+def version_line() -> str:
+    return f"promptd {__version__} (protocol {PROTOCOL_VERSION})"
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=30)
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, on_command: bool) -> None:
+    # On a command the options default to SUPPRESS, so a value given before the command is
+    # not overwritten by the command's own default.
+    default = argparse.SUPPRESS if on_command else None
+    parser.add_argument("--config", metavar="FILE", default=default, help="promptd.toml to read (default: PROMPTD_CONFIG, else none)")
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default=default, help="stderr log level (default: the log_level setting, info)")
+
+
+def _command_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every parser below `parser` (commands, and subcommands such as `vault seal`), once each."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                if sub not in found:
+                    found.append(sub)
+                    found.extend(p for p in _command_parsers(sub) if p not in found)
+    return found
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="promptd", description="The promptd sidecar.")
-    parser.add_argument("--config", help="path to promptd.toml")
-    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="stderr log level")
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("serve", help="serve JSON-RPC on stdin/stdout")
-    call = commands.add_parser("call", help="run one method in-process and print its result as JSON")
-    call.add_argument("method")
-    call.add_argument("params", nargs="?", default="{}", help="params as a JSON object (default {})")
-    commands.add_parser("keys", help="list the reserved reminder keys")
-    commands.add_parser("version", help="print the version")
+    parser = argparse.ArgumentParser(
+        prog="promptd",
+        description=(
+            "promptd: the sidecar that renders system prompts, assembles system reminders, runs\n"
+            "todo reminders and parses citations, for an agent host that spawns `promptd serve`."
+        ),
+        epilog=MAIN_EPILOG,
+        formatter_class=_formatter,
+    )
+    parser.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
+    _add_global_options(parser, on_command=False)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    commands.add_parser(
+        "serve", help="serve JSON-RPC 2.0 on stdin/stdout (what a host spawns)", description=SERVE_DESCRIPTION, epilog=SERVE_EPILOG, formatter_class=_formatter
+    )
+    call = commands.add_parser(
+        "call", help="run one method in-process and print its result as JSON", description=CALL_DESCRIPTION, epilog=CALL_EPILOG, formatter_class=_formatter
+    )
+    call.add_argument("method", help="the method name, e.g. reminder/wrap")
+    call.add_argument("params", nargs="?", default="{}", help="a JSON object, - for stdin, or @FILE (default {})")
+    commands.add_parser("keys", help="list the reserved reminder keys (as JSON)", description="List the reserved reminder keys: `promptd call reminder/keys`.")
+    commands.add_parser("version", help="print the version", description="Print the version of promptd and of its protocol (as --version does).")
     from promptd import cli_prompt
 
     cli_prompt.add_commands(commands)
+    for sub in _command_parsers(parser):
+        _add_global_options(sub, on_command=True)
     return parser
 
 
 def load_config(args: argparse.Namespace) -> Config:
-    config = load(args.config)
-    if args.log_level:
-        config = config.merged({"log_level": args.log_level})
+    config = load(getattr(args, "config", None))
+    level = getattr(args, "log_level", None)
+    if level:
+        config = config.merged({"log_level": level})
     return config
 
 
@@ -65,10 +196,25 @@ def warn_ignored_env(config: Config) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        return run(argv)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        return 130  # 128 + SIGINT, as a shell reports it
+
+
+def run(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        # A bare `promptd` asked for nothing wrong: it gets the help, on stdout, and exit 0.
+        parser.print_help()
+        return EXIT_OK
     if args.command == "version":
-        print(f"promptd {__version__} (protocol {PROTOCOL_VERSION})")
-        return 0
+        print(version_line())
+        return EXIT_OK
     try:
         config = load_config(args)
     except ConfigError as exc:
@@ -81,7 +227,19 @@ def main(argv: list[str] | None = None) -> int:
         return call(config, args.method, args.params)
     if args.command == "keys":
         return call(config, "reminder/keys", "{}")
-    return args.handler(config, args)
+    code: int = args.handler(config, args)
+    return code
+
+
+def _silence_stdout() -> None:
+    """After the reader of stdout went away: point stdout at /dev/null, so the interpreter's final
+    flush of what is still buffered cannot raise (and print) a second BrokenPipeError."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def serve(config: Config) -> int:
@@ -101,14 +259,41 @@ def serve(config: Config) -> int:
     return serve_stdio(runtime, on_ready=hint)
 
 
+class _BadParams(Exception):
+    pass
+
+
+def read_params(raw: str) -> Any:
+    """The params argument of `call`: JSON text, `-` for stdin, or @FILE."""
+    if raw == "-":
+        data = sys.stdin.buffer.read()
+        source = "stdin"
+    elif raw.startswith("@"):
+        name = raw[1:]
+        try:
+            with open(name, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise _BadParams(f"cannot read params file {name}: {exc.strerror}") from None
+        source = name
+    else:
+        data = raw.encode("utf-8", "surrogateescape")
+        source = ""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        where = f" (from {source})" if source else ""
+        raise _BadParams(f'params{where} must be a JSON object, e.g. \'{{"key": "session.cwd", "body": "/tmp"}}\'') from None
+
+
 def call(config: Config, method_name: str, raw_params: str) -> int:
     from promptd.local import Local, LocalError
     from promptd.rpc import codes
 
     try:
-        params: Any = orjson.loads(raw_params)
-    except orjson.JSONDecodeError:
-        print('promptd: params must be a JSON object, e.g. \'{"key": "session.cwd", "body": "/tmp"}\'', file=sys.stderr)
+        params: Any = read_params(raw_params)
+    except _BadParams as exc:
+        print(f"promptd: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
         door = Local(config)
@@ -123,6 +308,7 @@ def call(config: Config, method_name: str, raw_params: str) -> int:
             return EXIT_USAGE
         error = {"code": failure.code, "message": failure.message, "data": failure.data}
         sys.stderr.write(orjson.dumps({"error": error}).decode() + "\n")
-        return EXIT_FAILURE
+        return EXIT_USAGE
     sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
-    return 0
+    sys.stdout.flush()
+    return EXIT_OK
