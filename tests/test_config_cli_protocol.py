@@ -142,18 +142,26 @@ def test_a_missing_config_folder_is_one_line_and_exit_2():
     assert result.stderr.decode().startswith("promptd: cannot read config file")
 
 
-def test_a_reader_that_goes_away_ends_call_quietly_with_the_sigpipe_status():
+@pytest.mark.parametrize("command", [["call", "rpc.discover"], ["render", "--json"], ["keys"]])
+def test_a_reader_that_goes_away_ends_the_command_quietly_with_the_sigpipe_status(command):
     import os
 
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "promptd", "call", "rpc.discover"], stdout=write_end, stderr=subprocess.PIPE, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning")
+            [sys.executable, "-m", "promptd", *command], stdout=write_end, stderr=subprocess.PIPE, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning")
         )
     finally:
         os.close(write_end)
     assert result.returncode == 141 and result.stderr == b""
+
+
+def test_an_output_file_in_a_missing_folder_is_one_line_and_exit_2(tmp_path):
+    target = tmp_path / "no" / "such" / "out.txt"
+    result = run_cli("render", "-o", str(target))
+    assert result.returncode == 2 and b"Traceback" not in result.stderr
+    assert result.stderr.decode().strip() == f"promptd: {target}: No such file or directory"
 
 
 def test_serve_on_stdin_eof_exits_zero_and_writes_only_frames_to_stdout():

@@ -201,6 +201,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as exc:
+        # A file or folder the command was pointed at (`-o /missing/dir/out`): one line naming
+        # it, as for every other input error, never a traceback.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"promptd: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130  # 128 + SIGINT, as a shell reports it
 
