@@ -226,7 +226,10 @@ def _anchors(path: Path) -> set[str]:
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
-@pytest.mark.parametrize("page", DOCS, ids=[p.name for p in DOCS])
+LINKED = [*DOCS, ROOT / "clients" / "node" / "README.md", ROOT / "clients" / "go" / "README.md"]
+
+
+@pytest.mark.parametrize("page", LINKED, ids=[str(p.relative_to(ROOT)) for p in LINKED])
 def test_every_relative_link_and_anchor_resolves(page):
     broken = []
     for match in LINK.finditer(page.read_text(encoding="utf-8")):
