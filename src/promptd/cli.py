@@ -22,6 +22,7 @@ from promptd.config import Config, ignored_env_names, load
 from promptd.errors import ConfigError
 from promptd.logs import Logger
 
+LOG_LEVELS = ["debug", "info", "warning", "error"]
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -127,9 +128,12 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
 def _add_global_options(parser: argparse.ArgumentParser, *, on_command: bool) -> None:
     # On a command the options default to SUPPRESS, so a value given before the command is
     # not overwritten by the command's own default.
+    # A command that defines an option of the same name itself keeps its own.
     default = argparse.SUPPRESS if on_command else None
-    parser.add_argument("--config", metavar="FILE", default=default, help="promptd.toml to read (default: PROMPTD_CONFIG, else none)")
-    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default=default, help="stderr log level (default: the log_level setting, info)")
+    if "--config" not in parser._option_string_actions:
+        parser.add_argument("--config", metavar="FILE", default=default, help="promptd.toml to read (default: PROMPTD_CONFIG, else none)")
+    if "--log-level" not in parser._option_string_actions:
+        parser.add_argument("--log-level", choices=LOG_LEVELS, default=default, help="stderr log level (default: the log_level setting, info)")
 
 
 def _command_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
