@@ -53,6 +53,10 @@ FIXTURES: dict[str, str] = {
     "other.jinja": UNGUARDED_TEMPLATE,
     "my_apply_patch.jinja": "Apply changes as patches.\n${%- if tools.by_kind.patch %} Use `${{ tools.by_kind.patch }}`.${%- endif %}\n",
     "params.json": '{"key": "session.cwd", "body": "/tmp"}\n',
+    "team_primary.jinja": GOOD_TEMPLATE,
+    "my.jinja": GOOD_TEMPLATE,
+    "headless.yaml": "is_non_interactive: true\nworking_directory: /home/dev/project\n",
+    "interactive.yaml": "is_non_interactive: false\nworking_directory: /home/dev/project\n",
 }
 
 
