@@ -153,10 +153,10 @@ def _workspace(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         (tmp_path / name).write_text(text, encoding="utf-8")
     # Paths the docs give relative to a checkout (src/promptd/prompt/templates/...).
     (tmp_path / "src").symlink_to(ROOT / "src", target_is_directory=True)
+    # An empty home: `promptd vault keygen ~/.config/promptd/vault.key`, as documented, must
+    # create the missing folders itself.
     home = tmp_path / "home"
-    # The folder of the documented key path exists, as in a configured home directory (that
-    # `vault keygen` creates a missing folder is the vault tests' concern).
-    (home / ".config" / "promptd").mkdir(parents=True, mode=0o700)
+    home.mkdir()
     env = {name: value for name, value in os.environ.items() if not name.startswith("PROMPTD_")}
     env.update(
         PATH=f"{_bin_dir()}{os.pathsep}{env.get('PATH', '')}",
