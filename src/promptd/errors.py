@@ -28,9 +28,11 @@ class WireError:
     message: str
     # The `data.kind` values sent with this code, each with what it means.
     kinds: tuple[tuple[str, str], ...] = ()
+    # What the code means when it is sent without a kind (docs/errors.md).
+    description: str = ""
 
 
-PARSE_ERROR = WireError(-32700, "ParseError", "Parse error")
+PARSE_ERROR = WireError(-32700, "ParseError", "Parse error", description="A line that is not JSON, or not valid UTF-8; the answer's id is null.")
 INVALID_REQUEST = WireError(
     -32600,
     "InvalidRequest",

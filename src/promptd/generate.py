@@ -76,7 +76,7 @@ def errors_doc() -> str:
                 "| code | name | `data.kind` | when |",
                 "| --- | --- | --- | --- |",
             ]
-        kinds = error.kinds or (("", error.message),)
+        kinds = error.kinds or (("", error.description or error.message),)
         for kind, text in kinds:
             shown = f"`{kind}`" if kind else "(none)"
             lines.append(f"| {error.code} | {error.name} | {shown} | {' '.join(text.split())} |")
