@@ -255,4 +255,5 @@ def truncate_and_spill(
     if text is None:
         # Not even the marker fits: nothing refers to the file, so it is not kept or reported.
         spill.discard(spilled)
-    return text, (spilled if text is not None else None), None
+        return None, None, None
+    return text, spilled, None
