@@ -50,7 +50,8 @@ FIXTURES: dict[str, str] = {
     "tools.json": '{"read": "read_file", "execute": "run_command", "plan": "todo_write"}\n',
     "my_template.jinja": GOOD_TEMPLATE,
     "t.jinja": GOOD_TEMPLATE,
-    "other.jinja": UNGUARDED_TEMPLATE,
+    "other.jinja": "Plan with care.\n${%- if tools.by_kind.plan %} Track it with `${{ tools.by_kind.plan }}`.${%- endif %}\n",
+    "drafts/unguarded.jinja": UNGUARDED_TEMPLATE,  # in a folder of its own: `lint *.jinja` is clean
     "my_apply_patch.jinja": "Apply changes as patches.\n${%- if tools.by_kind.patch %} Use `${{ tools.by_kind.patch }}`.${%- endif %}\n",
     "params.json": '{"key": "session.cwd", "body": "/tmp"}\n',
     "team_primary.jinja": GOOD_TEMPLATE,
@@ -148,23 +149,37 @@ def _bin_dir() -> Path:
     return folder
 
 
-def _workspace(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def _environment(home: Path, state: Path) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PROMPTD_")}
+    env.update(PATH=f"{_bin_dir()}{os.pathsep}{env.get('PATH', '')}", HOME=str(home), XDG_STATE_HOME=str(state), LC_ALL="C.UTF-8")
+    return env
+
+
+@pytest.fixture(scope="module")
+def sealed_fixtures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """`k` (a vault key) and `my.sealed` (t.jinja sealed with it), made once by promptd itself."""
+    folder = tmp_path_factory.mktemp("sealed")
+    (folder / "t.jinja").write_text(FIXTURES["t.jinja"], encoding="utf-8")
+    env = _environment(folder, folder / "state")
+    for command in ("promptd vault keygen k", "promptd vault seal t.jinja -o my.sealed --key-file k"):
+        subprocess.run(["bash", "-c", command], cwd=folder, env=env, check=True, capture_output=True, timeout=120)
+    return {name: (folder / name).read_bytes() for name in ("k", "my.sealed")}
+
+
+def _workspace(tmp_path: Path, sealed: dict[str, bytes]) -> tuple[Path, dict[str, str]]:
     for name, text in FIXTURES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
+    for name, data in sealed.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "k").chmod(0o600)
     # Paths the docs give relative to a checkout (src/promptd/prompt/templates/...).
     (tmp_path / "src").symlink_to(ROOT / "src", target_is_directory=True)
     # An empty home: `promptd vault keygen ~/.config/promptd/vault.key`, as documented, must
     # create the missing folders itself.
     home = tmp_path / "home"
     home.mkdir()
-    env = {name: value for name, value in os.environ.items() if not name.startswith("PROMPTD_")}
-    env.update(
-        PATH=f"{_bin_dir()}{os.pathsep}{env.get('PATH', '')}",
-        HOME=str(home),
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        LC_ALL="C.UTF-8",
-    )
-    return tmp_path, env
+    return tmp_path, _environment(home, tmp_path / "state")
 
 
 BLOCKS = sorted({(e.path, e.block) for e in EXAMPLES}, key=lambda b: (str(b[0]), b[1]))
@@ -178,8 +193,8 @@ def test_the_docs_show_commands_to_run():
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"{p.relative_to(ROOT)}:{line}" for p, line in BLOCKS])
-def test_every_documented_command_runs_with_its_documented_exit_status(block, tmp_path):
-    folder, env = _workspace(tmp_path)
+def test_every_documented_command_runs_with_its_documented_exit_status(block, tmp_path, sealed_fixtures):
+    folder, env = _workspace(tmp_path, sealed_fixtures)
     for example in [e for e in EXAMPLES if (e.path, e.block) == block]:
         result = subprocess.run(
             ["bash", "-c", example.command], cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120

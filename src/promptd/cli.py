@@ -26,9 +26,9 @@ LOG_LEVELS = ["debug", "info", "warning", "error"]
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
-# What a shell reports for a program ended by SIGPIPE (128 + 13): `promptd call ... | head` behaves
-# like any other Unix filter whose reader went away, with no traceback.
-EXIT_BROKEN_PIPE = 141
+# The reader of stdout went away (`promptd call ... | head`): the output was not all delivered, so
+# not 0, but nothing was wrong with the input either; the prompt commands (cli_prompt) say 1 too.
+EXIT_BROKEN_PIPE = EXIT_FINDINGS
 
 TTY_HINT = (
     "promptd speaks line-delimited JSON-RPC 2.0 on stdin/stdout; type one request per line, e.g.\n"
@@ -53,10 +53,10 @@ global options (--config, --log-level) may come before or after the command:
 
 exit status (every command):
   0  ok
-  1  findings: the command ran and reports problems (lint violations)
+  1  findings: the command ran and reports problems (lint violations); also a reader
+     that closed stdout early (`promptd ... | head`), quietly, with no traceback
   2  usage or input error: bad arguments, an unreadable or invalid file, an invalid
      configuration, a request the method refused
-  141  stdout closed early (`promptd ... | head`); no traceback
 
 {ENVIRONMENT}
 
