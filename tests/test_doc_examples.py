@@ -305,14 +305,14 @@ def _render_error(template: str) -> dict:
 
 
 def test_sandbox_refusals_carry_the_error_names_templates_md_documents():
-    # A size bound of promptd's own is "security"; range() past 100,000 items is Jinja2's own
-    # check and says "OverflowError" (docs/templates.md, "What the sandbox bounds").
+    # Every size bound says "security", range() past 100,000 items included (docs/templates.md,
+    # "What the sandbox bounds"); Jinja2's own check there used to say "OverflowError".
     too_big = _render_error('${{ "x" * 5000000 }}')
     assert too_big["kind"] == "template_render" and too_big["error"] == "security"
     too_long = _render_error("${% for i in range(200000) %}${% endfor %}x")
-    assert too_long["kind"] == "template_render" and too_long["error"] == "OverflowError"
+    assert too_long["kind"] == "template_render" and too_long["error"] == "security"
     text = (ROOT / "docs" / "templates.md").read_text(encoding="utf-8")
-    assert '`data.error: "OverflowError"`' in text
+    assert "OverflowError" not in text and "`range()` over 100,000" in text
 
 
 def test_the_node_readme_names_the_python_its_test_server_needs():

@@ -32,7 +32,7 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
 from jinja2.utils import missing
 from jinja2.nodes import Concat
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
+from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment, SandboxedFormatter, safe_range
 from markupsafe import EscapeFormatter, Markup
 
 from promptd.errors import TemplateRender, TemplateSyntax
@@ -273,6 +273,15 @@ def _concat(chunks: Iterable[str]) -> str:
     return "".join(parts)
 
 
+def _bounded_range(*args: int) -> range:
+    """Jinja2's sandboxed range(), refused like every other size bound ("security") instead of
+    with its own OverflowError."""
+    try:
+        return safe_range(*args)
+    except OverflowError:
+        raise limits.refuse(f"a range of more than {MAX_RANGE:,} items") from None
+
+
 def _build_environment(strict: bool) -> PromptEnvironment:
     env = PromptEnvironment(
         block_start_string="${%",
@@ -295,6 +304,7 @@ def _build_environment(strict: bool) -> PromptEnvironment:
     env.concat = _concat  # type: ignore[method-assign]
     env.filters = bounded_filters(env.filters)
     env.globals["lipsum"] = lipsum
+    env.globals["range"] = _bounded_range
     install_reference_dialect(env)  # output formatting, filters and tests as the reference's engine
     return env
 
