@@ -1,0 +1,151 @@
+"""The fault suite: each case names one fault and the outcome promptd guarantees, and checks it.
+
+Short cases run with `make test`; long ones (tests/faults_long/) with `make faults`. Faults
+already covered elsewhere are listed in FAULTS_ELSEWHERE below, not tested twice; docs/operations.md
+("Faults") is the table of all of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Served
+
+PY = sys.executable
+
+# Faults whose outcome is already checked elsewhere: test file -> the tests that state them.
+FAULTS_ELSEWHERE = {
+    "test_assembly_wire.py": [
+        "test_a_provider_that_never_returns_is_skipped_at_its_timeout_while_others_are_delivered_and_served",
+        "test_a_command_that_ignores_sigterm_is_killed_with_its_group_on_timeout",
+        "test_failing_missing_flooding_and_noisy_providers_are_contained",
+        "test_a_command_leaving_a_background_child_does_not_outlive_its_provider",
+        "test_a_host_that_never_answers_or_answers_late_is_skipped_and_the_late_answer_discarded",
+        "test_a_symlink_in_place_of_the_session_folder_is_refused_and_the_marker_stays",
+        "test_a_read_only_spill_directory_falls_back_to_the_marker",
+        "test_spill_caps_refuse_and_report",
+        "test_the_sweep_never_follows_a_folder_swapped_for_a_link",
+        "test_a_spill_root_others_can_write_to_is_refused",
+    ],
+    "test_server_wire.py": [
+        "test_invalid_utf8_is_a_parse_error",
+        "test_json_nested_ten_thousand_deep_is_refused_without_a_crash",
+        "test_end_of_input_answers_every_request_in_flight_then_exits_zero",
+        "test_sigterm_mid_request_lets_the_request_finish_and_exits_zero",
+        "test_sigterm_cancels_what_outlives_the_deadline_and_still_answers_it",
+        "test_a_handler_printing_to_stdout_and_a_child_doing_so_do_not_corrupt_the_stream",
+        "test_a_late_client_answer_is_discarded_and_the_server_cancels_what_it_stopped_waiting_for",
+    ],
+    "test_oversized_lines.py": ["test_memory_stays_bounded_while_a_huge_line_is_discarded"],
+}
+
+
+def test_the_faults_referenced_here_are_still_tested_where_they_are_said_to_be():
+    here = Path(__file__).parent
+    for name, tests in FAULTS_ELSEWHERE.items():
+        source = (here / name).read_text("utf-8")
+        for test in tests:
+            assert f"def {test}(" in source, f"{name} no longer has {test}"
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+
+QUIET_ENV = {
+    "PROMPTD_REMINDERS__SESSION_METADATA": "false",
+    "PROMPTD_REMINDERS__PROJECT_MEMORY": "false",
+    "PROMPTD_REMINDERS__FILE_MODIFIED": "false",
+    "PROMPTD_TODO_NUDGE__ENABLED": "false",
+}
+
+
+def quiet_env(tmp_path: Path, **more: str) -> dict[str, str]:
+    return {**QUIET_ENV, "PROMPTD_REMINDERS__SPILL_DIR": str(tmp_path / "spill"), **more}
+
+
+def register(server: Served, name: str, kind: str = "static", key: str = "directive", **fields) -> None:
+    server.call("providers/register", {"name": name, "kind": kind, "scope": "global", "key": key, **fields})
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie, dead but not yet reaped by whoever adopted it, is gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def gone_within(pids: list[int], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(alive(pid) for pid in pids):
+            return True
+        time.sleep(0.05)
+    return not any(alive(pid) for pid in pids)
+
+
+def wait_for_file(path: Path, seconds: float = 20.0) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().endswith("\n"):
+            return path.read_text()
+        time.sleep(0.02)
+    raise TimeoutError(f"{path} was not written")
+
+
+def grandchild_script(pids: Path) -> list[str]:
+    """A shell that starts a sleeping grandchild, writes both pids, then waits for ever."""
+    return ["/bin/sh", "-c", f'sleep 300 & echo "$$ $!" > {pids}.tmp; mv {pids}.tmp {pids}; wait']
+
+
+linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+
+
+# ---- providers never outlive promptd ------------------------------------------------------------
+
+
+@linux_only
+def test_sigkill_of_promptd_mid_command_kills_the_command_and_its_grandchild(spawn, tmp_path):
+    pids = tmp_path / "pids"
+    server = spawn(env=quiet_env(tmp_path))
+    register(server, "lingers", kind="command", argv=grandchild_script(pids), timeout_ms=60_000)
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "reminder/assemble", "params": {"session": "s", "user_message": "hi"}})
+    shell, grandchild = (int(p) for p in wait_for_file(pids).split())
+    assert alive(shell) and alive(grandchild)
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait(10)
+    assert gone_within([shell, grandchild], 10), "a provider process outlived promptd"
+
+
+@linux_only
+@pytest.mark.parametrize("how", ["cancel", "exit", "sigterm", "sigint", "stdin_closed"])
+def test_every_exit_path_that_runs_code_kills_a_running_command_and_its_grandchild(spawn, tmp_path, how):
+    """Cancel, exit, SIGTERM past the shutdown deadline, SIGINT: the group is killed at once. End
+    of input lets the request finish (its provider's own timeout, here 1.5 s), then exits."""
+    pids = tmp_path / "pids"
+    server = spawn(env=quiet_env(tmp_path, PROMPTD_SHUTDOWN_DEADLINE_MS="200"))
+    register(server, "lingers", kind="command", argv=grandchild_script(pids), timeout_ms=1500 if how == "stdin_closed" else 60_000)
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "reminder/assemble", "params": {"session": "s", "user_message": "hi"}})
+    shell, grandchild = (int(p) for p in wait_for_file(pids).split())
+    if how == "cancel":
+        server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 1}})
+        assert server.read()["error"]["code"] == -32800
+    elif how == "exit":
+        server.send({"jsonrpc": "2.0", "method": "exit"})
+    elif how == "sigterm":
+        server.proc.send_signal(signal.SIGTERM)
+    elif how == "sigint":
+        server.proc.send_signal(signal.SIGINT)
+    else:
+        server.proc.stdin.close()
+        assert server.read(timeout=20)["result"]["skipped"][0]["reason"] == "timeout"
+    assert gone_within([shell, grandchild], 10), f"a provider process outlived {how}"
+    if how != "cancel":
+        assert server.proc.wait(10) is not None
