@@ -149,3 +149,105 @@ def test_every_exit_path_that_runs_code_kills_a_running_command_and_its_grandchi
     assert gone_within([shell, grandchild], 10), f"a provider process outlived {how}"
     if how != "cancel":
         assert server.proc.wait(10) is not None
+
+
+# ---- no render outlives its deadline --------------------------------------------------------------
+
+# Builds nothing, so no size bound stops it: only the CPU deadline does.
+SPIN = "${% for i in range(100000) %}${% for j in range(100000) %}${% endfor %}${% endfor %}"
+
+
+def custom(template: str) -> dict:
+    return {"context": {"system_prompt": {"custom": template}}}
+
+
+def children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.update(int(p) for p in (task / "children").read_text().split())
+    return found
+
+
+def workers_of(pid: int) -> set[int]:
+    return {child for child in children(pid) if b"promptd.prompt.worker" in Path(f"/proc/{child}/cmdline").read_bytes()}
+
+
+@pytest.fixture
+def short_deadline(spawn):
+    return spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "300"})
+
+
+def test_a_custom_template_looping_past_its_cpu_deadline_is_answered_render_timeout_and_others_are_served(short_deadline):
+    server = short_deadline
+    server.send({"jsonrpc": "2.0", "id": "spin", "method": "prompt/render", "params": custom(SPIN)})
+    server.send({"jsonrpc": "2.0", "id": "meanwhile", "method": "prompt/render", "params": {"context": {}}})
+    assert server.read(timeout=30)["id"] == "meanwhile"
+    error = server.read(timeout=30)["error"]
+    assert (error["code"], error["data"]["kind"], error["data"]["template"], error["data"]["limit_ms"]) == (-32022, "render_timeout", "custom", 300)
+    # The killed worker was replaced: the next custom render is served.
+    assert server.call("prompt/render", custom("ok ${{ 1 + 1 }}"))["text"] == "ok 2"
+
+
+def test_a_body_looping_past_its_deadline_is_stopped_too(short_deadline):
+    reply = short_deadline.request("prompt/render", {"context": {"prompt_body": SPIN}}, timeout=30)
+    assert reply["error"]["data"]["kind"] == "render_timeout" and reply["error"]["data"]["template"] == "body"
+
+
+@linux_only
+def test_cancelling_a_looping_custom_render_answers_it_cancelled_and_kills_the_work(spawn):
+    server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "600000"})
+    assert server.call("prompt/render", custom("warm ${{ 1 }}"))["text"] == "warm 1"
+    before = workers_of(server.proc.pid)
+    server.send({"jsonrpc": "2.0", "id": "spin", "method": "prompt/render", "params": custom(SPIN)})
+    time.sleep(0.3)  # let the render start (the outcome holds either way)
+    server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "spin"}})
+    reply = server.read(timeout=30)
+    assert reply["id"] == "spin" and reply["error"]["code"] == -32800
+    assert gone_within(sorted(before), 10) or not (before & workers_of(server.proc.pid)), "the cancelled render kept running"
+    assert server.call("prompt/render", custom("again ${{ 2 }}"))["text"] == "again 2"
+
+
+@linux_only
+def test_sigkill_of_promptd_mid_render_ends_the_render_worker(spawn):
+    server = spawn()
+    server.send({"jsonrpc": "2.0", "id": "spin", "method": "prompt/render", "params": custom(SPIN)})
+    deadline = time.monotonic() + 20
+    while not workers_of(server.proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = workers_of(server.proc.pid)
+    assert workers
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait(10)
+    assert gone_within(sorted(workers), 10), "a render worker outlived promptd"
+
+
+def test_the_sealed_apply_patch_template_never_goes_to_the_worker_only_the_callers_body_does():
+    from promptd.config import VaultConfig
+    from promptd.prompt import pipeline, vault
+    from promptd.prompt.context import PromptContext
+
+    sent: list[tuple[str, str]] = []
+
+    def spy(source, values, name):
+        sent.append((name, source))
+        return "body text"
+
+    context = PromptContext.model_validate({"system_prompt": "codex", "prompt_body": "the ${{ 'body' }}"})
+    rendered = pipeline.render(context, {}, open_vault=lambda: vault.vault_for(VaultConfig(), {}), render_callers=spy)
+    assert sent == [("body", "the ${{ 'body' }}")]
+    assert rendered.template == "apply_patch" and rendered.text.endswith("body text")
+
+
+def test_the_shipped_primary_render_stays_in_process():
+    from promptd.prompt import pipeline
+    from promptd.prompt.context import PromptContext
+
+    def refuse(source, values, name):
+        raise AssertionError("a shipped template was sent to the worker")
+
+    assert pipeline.render(PromptContext.model_validate({}), {}, render_callers=refuse).template == "primary"
+
+
+def test_the_render_deadline_has_a_minimum(spawn):
+    server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "10"})
+    assert server.proc.wait(30) != 0
