@@ -251,3 +251,41 @@ def test_the_shipped_primary_render_stays_in_process():
 def test_the_render_deadline_has_a_minimum(spawn):
     server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "10"})
     assert server.proc.wait(30) != 0
+
+
+# ---- providers that misbehave -------------------------------------------------------------------
+
+
+def test_a_provider_printing_invalid_utf8_is_delivered_with_replacement_characters(spawn, tmp_path):
+    server = spawn(env=quiet_env(tmp_path))
+    register(server, "bytes", kind="command", argv=[PY, "-c", "import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe end')"])
+    result = server.call("reminder/assemble", {"session": "s", "user_message": "hi"}, timeout=30)
+    assert "ok \ufffd\ufffd end" in result["body"]
+
+
+@linux_only
+@pytest.mark.parametrize("timeout_ms", [60_000, 1500], ids=["command_exits", "command_times_out"])
+def test_a_child_that_detaches_from_the_group_is_killed_when_its_provider_ends(spawn, tmp_path, timeout_ms):
+    """setsid and a double fork leave the process group; the leash still finds and kills them."""
+    pid_file = tmp_path / "daemon"
+    daemon = (
+        "import os, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        open({str(pid_file)!r} + '.tmp', 'w').write(str(os.getpid()) + '\\n'); os.rename({str(pid_file)!r} + '.tmp', {str(pid_file)!r})\n"
+        "        os.close(1); time.sleep(300)\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+        f"while not os.path.exists({str(pid_file)!r}): time.sleep(0.01)\n"
+        "print('daemon started', flush=True)\n"
+        + ("time.sleep(300)\n" if timeout_ms < 60_000 else "")
+    )
+    server = spawn(env=quiet_env(tmp_path))
+    register(server, "daemonizes", kind="command", argv=[PY, "-c", daemon], timeout_ms=timeout_ms)
+    result = server.call("reminder/assemble", {"session": "s", "user_message": "hi"}, timeout=60)
+    if timeout_ms < 60_000:
+        assert result["skipped"][0]["reason"] == "timeout"
+    else:
+        assert "daemon started" in result["body"]
+    assert gone_within([int(wait_for_file(pid_file))], 10), "a detached child outlived its provider"

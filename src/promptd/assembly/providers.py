@@ -107,6 +107,8 @@ def read_capped(path: Path, max_bytes: int) -> str | None:
 LEASH = [sys.executable, "-I", "-S", str(Path(__file__).with_name("leash.py"))]
 # Exit statuses the leash gives when the command could not be started (a shell's own).
 NOT_FOUND, NOT_EXECUTABLE = 127, 126
+# How long the leash may take to kill what runs under it before promptd kills the group itself.
+LEASH_GRACE_S = 1.0
 
 
 def leashed(argv: list[str]) -> list[str]:
@@ -153,11 +155,21 @@ async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
 
 async def end_group(proc: asyncio.subprocess.Process) -> None:
     try:
-        # SIGKILL, not SIGTERM: a provider past its time gets no say (it may ignore SIGTERM). Sent
-        # even when the command itself has exited: a child it put in the background is in the group.
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        if proc.returncode is None and os.name == "posix":
+            # The leash first: it kills the command's descendants, those that left the group too.
+            try:
+                os.kill(proc.pid, signal.SIGTERM)
+                await asyncio.wait_for(asyncio.shield(proc.wait()), LEASH_GRACE_S)
+            except (ProcessLookupError, PermissionError, TimeoutError):
+                pass
+    finally:
+        try:
+            # SIGKILL, not SIGTERM: a provider past its time gets no say (it may ignore SIGTERM).
+            # Sent even when the command itself has exited: a child it put in the background is in
+            # the group. Also when the wait above was itself cancelled (shutdown after a cancel).
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     if proc.returncode is None:
         await proc.wait()
 
