@@ -393,3 +393,57 @@ def test_a_full_spill_store_refuses_with_total_cap_and_the_marker_stays(spawn, t
     result = spill_result(spawn(env=quiet_env(tmp_path, PROMPTD_REMINDERS__SPILL_MAX_TOTAL_BYTES="1000")))
     assert result["spill"] is None and result["spill_failure"] == "total_cap"
     assert "[truncated: showing" in result["body"]
+
+
+def test_a_spill_file_removed_while_the_store_is_measured_is_not_an_error(tmp_path, monkeypatch):
+    """The sweep (another thread) may delete a file between listing and stat: the save goes on."""
+    from promptd.assembly import spill as spill_module
+    from promptd.config import RemindersConfig
+
+    store = spill_module.SpillStore(RemindersConfig(spill_dir=str(tmp_path / "spill")))
+    store.save("s", "first")
+    real_scandir = os.scandir
+
+    class Vanishing:
+        def __init__(self, entry):
+            self.entry = entry
+
+        def is_file(self, follow_symlinks=True):
+            return True
+
+        def stat(self, follow_symlinks=True):
+            raise FileNotFoundError(self.entry.name)
+
+    class Listing:
+        def __init__(self, fd):
+            self.inner = real_scandir(fd)
+
+        def __enter__(self):
+            return (Vanishing(e) if e.is_file(follow_symlinks=False) else e for e in self.inner)
+
+        def __exit__(self, *exc):
+            self.inner.close()
+
+        def __iter__(self):
+            return self.__enter__()
+
+    # Descriptor listings (what the store measures) report every file as gone by the time of stat.
+    monkeypatch.setattr(spill_module.os, "scandir", lambda fd: Listing(fd) if isinstance(fd, int) else real_scandir(fd))
+    saved = store.save("s", "second")
+    assert Path(saved.path).read_text() == "second"
+
+
+def test_a_session_folder_made_unreadable_is_a_spill_failure_not_an_internal_error(tmp_path, monkeypatch):
+    from promptd.assembly import spill as spill_module
+    from promptd.config import RemindersConfig
+
+    store = spill_module.SpillStore(RemindersConfig(spill_dir=str(tmp_path / "spill")))
+    store.save("s", "first")
+
+    def unreadable(fd):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(spill_module, "folder_bytes", unreadable)
+    with pytest.raises(spill_module.SpillFailed) as failed:
+        store.save("s", "second")
+    assert failed.value.reason == "unwritable"
