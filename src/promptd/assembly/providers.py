@@ -2,8 +2,8 @@
 
 A provider gets a read-only view of the session and returns text (or None: nothing this turn).
 Blocking work (file reads) runs in a worker thread; commands run without a shell in their own
-process group so a timeout can kill the whole group, under the leash (leash.py) so that neither
-they nor their children outlive promptd however it ends.
+process group so a timeout can kill the whole group; the warden (warden.py) kills that group if
+promptd dies first, however it dies.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Protocol
 from promptd.assembly.memory import read_project_memory
 from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
 from promptd.assembly.model import ProviderSkipped, ProviderSpec
+from promptd.assembly.warden import Warden, pdeathsig_prefix
 from promptd.todos import NUDGE_KEY, nudge_text
 
 
@@ -102,30 +102,26 @@ def read_capped(path: Path, max_bytes: int) -> str | None:
     return data.decode("utf-8", "replace") or None
 
 
-# The exec wrapper every command runs under; `-I -S`: no environment, no site, a fast start (about
-# 20 ms of one core) that does not depend on the host's PYTHONPATH.
-LEASH = [sys.executable, "-I", "-S", str(Path(__file__).with_name("leash.py"))]
-# Exit statuses the leash gives when the command could not be started (a shell's own).
+# Put before a command's argv: it gets SIGKILL when promptd dies (Linux with setpriv; else []).
+PDEATHSIG: list[str] | None = None
+# Exit statuses setpriv gives when it cannot run the command (as a shell does).
 NOT_FOUND, NOT_EXECUTABLE = 127, 126
-# How long the leash may take to kill what runs under it before promptd kills the group itself.
-LEASH_GRACE_S = 1.0
-
-
-def leashed(argv: list[str]) -> list[str]:
-    """`argv` under the leash, which must know promptd's pid to notice promptd is gone."""
-    if os.name != "posix":
-        return argv
-    return [*LEASH, str(os.getpid()), *argv]
+# Told of every running command's group; created on first use.
+WARDEN = Warden()
 
 
 async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
     """Runs argv (no shell) in a new process group; stdout is the result. However it ends (output,
     oversize, error, the caller's timeout or cancellation, shutdown), the whole group is killed and
     the command reaped, so neither it nor a child it left in the background outlives the provider;
-    when promptd itself is killed, the leash kills the group."""
+    when promptd itself is killed, the warden does, and the command dies with promptd anyway."""
+    global PDEATHSIG
+    if PDEATHSIG is None:
+        PDEATHSIG = await asyncio.to_thread(pdeathsig_prefix)  # found once, off the loop
     try:
         proc = await asyncio.create_subprocess_exec(
-            *leashed(argv),
+            *PDEATHSIG,
+            *argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
@@ -134,6 +130,8 @@ async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
         )
     except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
         raise ProviderSkipped(SkipReason.MISSING, type(exc).__name__) from exc
+    # Told before anything is awaited: from here on, promptd's death ends the group.
+    WARDEN.watch(proc.pid)
     assert proc.stdout is not None
     chunks: list[bytes] = []
     size = 0
@@ -146,7 +144,7 @@ async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
         code = await proc.wait()
     finally:
         await end_group(proc)
-    if code in (NOT_FOUND, NOT_EXECUTABLE) and os.name == "posix":
+    if PDEATHSIG and code in (NOT_FOUND, NOT_EXECUTABLE):
         raise ProviderSkipped(SkipReason.MISSING, "not found" if code == NOT_FOUND else "not executable")
     if code != 0:
         raise ProviderSkipped(SkipReason.ERROR, f"exit status {code}")
@@ -155,21 +153,12 @@ async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
 
 async def end_group(proc: asyncio.subprocess.Process) -> None:
     try:
-        if proc.returncode is None and os.name == "posix":
-            # The leash first: it kills the command's descendants, those that left the group too.
-            try:
-                os.kill(proc.pid, signal.SIGTERM)
-                await asyncio.wait_for(asyncio.shield(proc.wait()), LEASH_GRACE_S)
-            except (ProcessLookupError, PermissionError, TimeoutError):
-                pass
-    finally:
-        try:
-            # SIGKILL, not SIGTERM: a provider past its time gets no say (it may ignore SIGTERM).
-            # Sent even when the command itself has exited: a child it put in the background is in
-            # the group. Also when the wait above was itself cancelled (shutdown after a cancel).
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        # SIGKILL, not SIGTERM: a provider past its time gets no say (it may ignore SIGTERM). Sent
+        # even when the command itself has exited: a child it put in the background is in the group.
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    WARDEN.release(proc.pid)
     if proc.returncode is None:
         await proc.wait()
 
