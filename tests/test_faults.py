@@ -125,6 +125,24 @@ def test_sigkill_of_promptd_mid_command_kills_the_command_and_its_grandchild(spa
 
 
 @linux_only
+@pytest.mark.skipif(not Path("/usr/bin/setsid").exists(), reason="needs setsid(1)")
+def test_a_host_killing_promptds_whole_process_group_still_ends_the_command_and_its_grandchild(tmp_path):
+    """The warden leads a session of its own, so a kill of promptd's group does not reach it first."""
+    pids = tmp_path / "pids"
+    env = {**os.environ, "PROMPTD_LOG_LEVEL": "warning", **quiet_env(tmp_path)}
+    server = Served(argv=["/usr/bin/setsid", PY, "-m", "promptd", "serve"], env=env)
+    try:
+        register(server, "lingers", kind="command", argv=grandchild_script(pids), timeout_ms=60_000)
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "reminder/assemble", "params": {"session": "s", "user_message": "hi"}})
+        shell, grandchild = (int(p) for p in wait_for_file(pids).split())
+        os.killpg(server.proc.pid, signal.SIGKILL)
+        server.proc.wait(10)
+        assert gone_within([shell, grandchild], 10), "a provider process outlived promptd's process group"
+    finally:
+        server.close()
+
+
+@linux_only
 @pytest.mark.parametrize("how", ["cancel", "exit", "sigterm", "stdin_closed"])
 def test_every_exit_path_that_runs_code_kills_a_running_command_and_its_grandchild(spawn, tmp_path, how):
     """Cancel, exit, SIGTERM past the shutdown deadline: the group is killed at once. End of input
