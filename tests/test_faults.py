@@ -35,13 +35,16 @@ FAULTS_ELSEWHERE = {
         "test_a_spill_root_others_can_write_to_is_refused",
     ],
     "test_server_wire.py": [
-        "test_invalid_utf8_is_a_parse_error",
-        "test_json_nested_ten_thousand_deep_is_refused_without_a_crash",
-        "test_end_of_input_answers_every_request_in_flight_then_exits_zero",
-        "test_sigterm_mid_request_lets_the_request_finish_and_exits_zero",
-        "test_sigterm_cancels_what_outlives_the_deadline_and_still_answers_it",
+        "test_end_of_input_answers_what_finishes_in_time_cancels_the_rest_and_exits_zero",
+        "test_sigterm_lets_a_request_finish_cancels_what_outlives_the_deadline_and_exits_zero",
+        "test_exit_cancels_and_answers_every_running_request_and_ends_while_a_thread_renders",
         "test_a_handler_printing_to_stdout_and_a_child_doing_so_do_not_corrupt_the_stream",
         "test_a_late_client_answer_is_discarded_and_the_server_cancels_what_it_stopped_waiting_for",
+    ],
+    "test_connection.py": [
+        "test_invalid_utf8_is_a_parse_error",
+        "test_json_nested_ten_thousand_deep_is_refused_without_a_crash",
+        "test_after_end_of_input_what_is_still_in_flight_is_answered",
     ],
     "test_oversized_lines.py": ["test_memory_stays_bounded_while_a_huge_line_is_discarded"],
 }
@@ -143,14 +146,14 @@ def test_a_host_killing_promptds_whole_process_group_still_ends_the_command_and_
 
 
 @linux_only
-@pytest.mark.parametrize("how", ["cancel", "exit", "sigterm", "stdin_closed"])
-def test_every_exit_path_that_runs_code_kills_a_running_command_and_its_grandchild(spawn, tmp_path, how):
-    """Cancel, exit, SIGTERM past the shutdown deadline: the group is killed at once. End of input
-    lets the request finish (its provider's own timeout, here 1.5 s), then exits. SIGINT: see
-    test_sigint_ends_promptd_like_sigterm_with_status_zero_and_no_traceback."""
+@pytest.mark.parametrize("how", ["cancel", "exit", "sigterm", "stdin_closed", "sigint"])
+def test_every_exit_path_kills_a_running_command_and_its_grandchild(spawn, tmp_path, how):
+    """Cancel, exit, SIGTERM and end of input past the shutdown deadline (here 200 ms): the
+    request is cancelled (answered -32800) and the group killed. SIGINT ends promptd without
+    running that code (see the xfail SIGINT cases below): the warden kills the group."""
     pids = tmp_path / "pids"
     server = spawn(env=quiet_env(tmp_path, PROMPTD_SHUTDOWN_DEADLINE_MS="200"))
-    register(server, "lingers", kind="command", argv=grandchild_script(pids), timeout_ms=1500 if how == "stdin_closed" else 60_000)
+    register(server, "lingers", kind="command", argv=grandchild_script(pids), timeout_ms=60_000)
     server.send({"jsonrpc": "2.0", "id": 1, "method": "reminder/assemble", "params": {"session": "s", "user_message": "hi"}})
     shell, grandchild = (int(p) for p in wait_for_file(pids).split())
     if how == "cancel":
@@ -160,9 +163,11 @@ def test_every_exit_path_that_runs_code_kills_a_running_command_and_its_grandchi
         server.send({"jsonrpc": "2.0", "method": "exit"})
     elif how == "sigterm":
         server.proc.send_signal(signal.SIGTERM)
+    elif how == "sigint":
+        server.proc.send_signal(signal.SIGINT)
     else:
         server.proc.stdin.close()
-        assert server.read(timeout=20)["result"]["skipped"][0]["reason"] == "timeout"
+        assert server.read(timeout=20)["error"]["code"] == -32800
     assert gone_within([shell, grandchild], 10), f"a provider process outlived {how}"
     if how != "cancel":
         assert server.proc.wait(10) is not None
@@ -250,7 +255,7 @@ def test_the_sealed_apply_patch_template_never_goes_to_the_worker_only_the_calle
         return "body text"
 
     context = PromptContext.model_validate({"system_prompt": "codex", "prompt_body": "the ${{ 'body' }}"})
-    rendered = pipeline.render(context, {}, open_vault=lambda: vault.vault_for(VaultConfig(), {}), render_callers=spy)
+    rendered = pipeline.render(context, {}, open_vault=lambda template_id: vault.vault_for(VaultConfig(), {}, template_id), render_callers=spy)
     assert sent == [("body", "the ${{ 'body' }}")]
     assert rendered.template == "apply_patch" and rendered.text.endswith("body text")
 
@@ -377,13 +382,14 @@ def sigint_mid_request(server: Served) -> dict:
     return server.read(timeout=20)
 
 
+@pytest.mark.xfail(strict=True, reason="server.py has no SIGINT handler: KeyboardInterrupt ends the process before the request in flight is answered")
 def test_sigint_mid_request_answers_the_request_and_ends_promptd(testserver):
     reply = sigint_mid_request(testserver)
     assert reply["id"] == 1 and ("result" in reply or reply["error"]["code"] == -32800)
     assert testserver.proc.wait(20) is not None
 
 
-@pytest.mark.xfail(strict=True, reason="server.py has no SIGINT handler: KeyboardInterrupt escapes asyncio.run with a traceback and status -2 (and about one run in six hangs after it, a running command provider left alive)")
+@pytest.mark.xfail(strict=True, reason="server.py has no SIGINT handler: KeyboardInterrupt escapes asyncio.run with a traceback and status -2")
 def test_sigint_ends_promptd_like_sigterm_with_status_zero_and_no_traceback(testserver):
     sigint_mid_request(testserver)
     assert testserver.proc.wait(20) == 0
