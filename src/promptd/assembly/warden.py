@@ -60,13 +60,6 @@ class Warden:
     def release(self, pgid):
         self._tell(f"-{pgid}\n")
 
-    def close(self):
-        with self._lock:
-            proc, self._proc = self._proc, None
-        if proc is not None:
-            proc.stdin.close()  # the warden kills what is still listed, then exits
-            proc.wait()
-
     def _tell(self, line):
         with self._lock:
             for _ in range(2):
