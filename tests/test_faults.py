@@ -250,7 +250,7 @@ def test_the_sealed_apply_patch_template_never_goes_to_the_worker_only_the_calle
 
     sent: list[tuple[str, str]] = []
 
-    def spy(source, values, name):
+    def spy(source, values, name, strict):
         sent.append((name, source))
         return "body text"
 
@@ -264,7 +264,7 @@ def test_the_shipped_primary_render_stays_in_process():
     from promptd.prompt import pipeline
     from promptd.prompt.context import PromptContext
 
-    def refuse(source, values, name):
+    def refuse(source, values, name, strict):
         raise AssertionError("a shipped template was sent to the worker")
 
     assert pipeline.render(PromptContext.model_validate({}), {}, render_callers=refuse).template == "primary"
