@@ -124,10 +124,11 @@ async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
     global PDEATHSIG
     if PDEATHSIG is None:
         PDEATHSIG = await asyncio.to_thread(pdeathsig_prefix)  # found once, off the loop
+    prefix: list[str] = PDEATHSIG
     gate, opener = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
-            *PDEATHSIG,
+            *prefix,
             *GATE_ARGV,
             *argv,
             stdin=gate,

@@ -17,16 +17,19 @@ costs an interpreter start (about 20 ms of CPU) per command; eight commands at o
 140 to 290 ms on a loaded machine.
 """
 
+from __future__ import annotations
+
 import os
 import signal
 import subprocess
 import sys
 import threading
+from typing import Any
 
 PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
 
 
-def pdeathsig_prefix():
+def pdeathsig_prefix() -> list[str]:
     """The argv prefix that gives a command PR_SET_PDEATHSIG (SIGKILL), or [] where none exists.
 
     util-linux's setpriv (2.33+, on nearly every Linux) sets it and then execs the command, which
@@ -50,17 +53,17 @@ def pdeathsig_prefix():
 class Warden:
     """promptd's side: starts the warden on first use and keeps it told."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._proc = None
+        self._proc: subprocess.Popen[bytes] | None = None
 
-    def watch(self, pgid):
+    def watch(self, pgid: int) -> None:
         self._tell(f"+{pgid}\n")
 
-    def release(self, pgid):
+    def release(self, pgid: int) -> None:
         self._tell(f"-{pgid}\n")
 
-    def _tell(self, line):
+    def _tell(self, line: str) -> None:
         with self._lock:
             for _ in range(2):
                 if self._proc is None or self._proc.poll() is not None:
@@ -68,6 +71,7 @@ class Warden:
                     if self._proc is None:
                         return
                 try:
+                    assert self._proc.stdin is not None  # started with stdin=PIPE
                     self._proc.stdin.write(line.encode())
                     self._proc.stdin.flush()
                     return
@@ -75,7 +79,7 @@ class Warden:
                     self._proc = None  # killed from outside: a fresh one, told again
 
     @staticmethod
-    def _start():
+    def _start() -> subprocess.Popen[bytes] | None:
         try:
             return subprocess.Popen(
                 [sys.executable, "-I", "-S", os.path.abspath(__file__)],
@@ -89,11 +93,11 @@ class Warden:
             return None
 
 
-def main():
+def main() -> None:
     # Killing the warden itself (a terminal's SIGINT, SIGTERM) should not leave the groups alive.
-    groups = set()
+    groups: set[int] = set()
 
-    def end(*_):
+    def end(*_: Any) -> None:
         for pgid in groups:
             try:
                 os.killpg(pgid, signal.SIGKILL)

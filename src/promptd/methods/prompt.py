@@ -48,10 +48,6 @@ def _strict(params: RenderParams, ctx: Context) -> bool:
     return params.strict_undefined if params.strict_undefined is not None else ctx.runtime.config.prompt.strict_undefined
 
 
-def _strict(params: RenderParams, ctx: Context) -> bool:
-    return params.strict_undefined if params.strict_undefined is not None else ctx.runtime.config.prompt.strict_undefined
-
-
 async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
     """First compiles and the vault's decrypt-compile-render run in a thread so they never stall
     other requests; the caller's own templates go on from there to a worker process, which a

@@ -243,10 +243,11 @@ class WorkerPool:
 
 
 def answer(reply: Any, name: str) -> str:
-    if isinstance(reply, dict) and isinstance(reply.get("text"), str):
-        return reply["text"]
+    text = reply.get("text") if isinstance(reply, dict) else None
+    if isinstance(text, str):
+        return text
     error = reply.get("error") if isinstance(reply, dict) else None
-    cls = ERRORS.get(error.get("type")) if isinstance(error, dict) else None
+    cls = ERRORS.get(str(error.get("type"))) if isinstance(error, dict) else None
     if cls is None or not isinstance(error, dict):
         raise TemplateRender(f"template {name!r}: the render process failed", template=name, line=None, cause="the render process failed", error="crashed")
     data = {k: v for k, v in (error.get("data") or {}).items() if k != "kind"}
