@@ -52,6 +52,21 @@ examples-go: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 
+# The long fault cases (tests/faults_long/, skipped by `make test`), the soak and the wire fuzz.
+# The soak and the fuzz write their sections of bench/RESULTS.md. SOAK_COUNT / FUZZ_COUNT resize them.
+.PHONY: faults soak fuzz
+SOAK_COUNT ?= 1000000
+FUZZ_COUNT ?= 200000
+
+faults: $(STAMP)
+	PROMPTD_FAULTS_LONG=1 $(PY) -m pytest tests/faults_long tests/test_faults.py
+
+soak: $(STAMP)
+	nice $(PY) bench/soak.py --count $(SOAK_COUNT) --results
+
+fuzz: $(STAMP)
+	nice $(PY) bench/fuzz.py --count $(FUZZ_COUNT) --results
+
 # The protocol document, then the client types generated from it, so they never drift apart.
 protocol: $(STAMP)
 	$(PY) -m promptd.generate protocol

@@ -15,6 +15,7 @@ sys.path.insert(0, str(HERE))
 
 import driver  # noqa: E402
 import lint_large  # noqa: E402
+import render_worker  # noqa: E402
 import sanitize_shapes  # noqa: E402
 import sections  # noqa: E402
 import startup  # noqa: E402
@@ -99,6 +100,22 @@ def floor() -> list[str]:
     ]
 
 
+def kept_sections(titles: tuple[str, ...]) -> list[str]:
+    path = HERE / "RESULTS.md"
+    if not path.exists():
+        return []
+    kept: list[str] = []
+    keeping = False
+    for line in path.read_text("utf-8").splitlines():
+        if line.startswith("## "):
+            keeping = line[3:].strip() in titles
+        elif line.startswith("_Run took"):
+            keeping = False
+        if keeping:
+            kept.append(line)
+    return kept
+
+
 def main() -> int:
     started = time.time()
     # An installed package has byte-code compiled at install time; a source checkout run with
@@ -119,8 +136,12 @@ def main() -> int:
         parts += section()
     parts += sanitize_shapes.section()
     parts += lint_large.section()
+    parts += render_worker.section()
     parts.append(f"_Run took {time.time() - started:.0f} s._")
-    (HERE / "RESULTS.md").write_text("\n".join(parts) + "\n", "utf-8")
+    parts.append("")
+    # The long runs (`make soak`, `make fuzz`) own their sections: kept as they last wrote them.
+    parts += kept_sections(("Soak", "Fuzz"))
+    (HERE / "RESULTS.md").write_text("\n".join(parts).rstrip("\n") + "\n", "utf-8")
     print("\n".join(parts))
     return 0
 

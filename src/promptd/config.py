@@ -90,6 +90,10 @@ class PromptConfig(Section):
     # Strict undefined for prompt/render (docs/templates.md, "Strict undefined"): a name no render
     # defines is an error instead of empty text. A request's `strict_undefined` wins.
     strict_undefined: bool = True
+    # CPU time a caller's template (custom or body) may take to compile and render; the render is
+    # then stopped (docs/templates.md). Real prompts take a few ms; a 10,000-line template about
+    # 200 ms to compile. 50 ms at least: less would refuse real templates on a loaded machine.
+    render_timeout_ms: int = Field(2000, ge=50, le=600_000)
 
 
 class VaultConfig(Section):

@@ -126,6 +126,13 @@ class TemplateRender(PromptdError):
     kind = "template_render"
 
 
+class RenderTimeout(PromptdError):
+    """A caller's template (custom or body) that took more CPU time than `prompt.render_timeout_ms` (`limit_ms`); its render was stopped."""
+
+    code = -32022
+    kind = "render_timeout"
+
+
 class InvalidContext(PromptdError):
     """A prompt context field that is unknown or invalid (`field`)."""
 

@@ -440,6 +440,7 @@ const (
 	ErrorKindUnregisteredKey    ErrorKind = "unregistered_key"
 	ErrorKindTemplateSyntax     ErrorKind = "template_syntax"
 	ErrorKindTemplateRender     ErrorKind = "template_render"
+	ErrorKindRenderTimeout      ErrorKind = "render_timeout"
 	ErrorKindInvalidContext     ErrorKind = "invalid_context"
 	ErrorKindVaultLocked        ErrorKind = "vault_locked"
 	ErrorKindUnknownProvider    ErrorKind = "unknown_provider"
@@ -974,6 +975,8 @@ const (
 	CodeTemplateSyntax = -32020
 	// CodeTemplateRender: A prompt template that failed while rendering. (data.kind: template_render)
 	CodeTemplateRender = -32021
+	// CodeRenderTimeout: A caller's template (custom or body) that took more CPU time than `prompt.render_timeout_ms` (`limit_ms`); its render was stopped. (data.kind: render_timeout)
+	CodeRenderTimeout = -32022
 	// CodeInvalidContext: A prompt context field that is unknown or invalid (`field`). (data.kind: invalid_context)
 	CodeInvalidContext = -32023
 	// CodeVaultLocked: The prompt vault could not be opened. (data.kind: vault_locked)
@@ -1012,6 +1015,7 @@ var ErrorKindCode = map[ErrorKind]int64{
 	"unregistered_key":    -32012,
 	"template_syntax":     -32020,
 	"template_render":     -32021,
+	"render_timeout":      -32022,
 	"invalid_context":     -32023,
 	"vault_locked":        -32030,
 	"unknown_provider":    -32041,

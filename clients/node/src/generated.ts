@@ -191,7 +191,7 @@ export interface DiscoverResult {
 export type Empty = Record<string, never>;
 
 /** `data.kind` of an error: what went wrong, machine-readable (see `x-errors` for the code each comes with). */
-export type ErrorKind = "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "invalid_config" | "already_initialized";
+export type ErrorKind = "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "render_timeout" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "invalid_config" | "already_initialized";
 
 /** The name of an event notification (`capabilities.events` lists some of them). */
 export type EventName = "event/provider_skipped" | "event/spilled" | "event/gate_fired" | "event/gate_exhausted" | "event/nudge_fired";
@@ -879,6 +879,8 @@ export const ErrorCodes = {
   TemplateSyntax: -32020,
   /** A prompt template that failed while rendering. (data.kind: `template_render`) */
   TemplateRender: -32021,
+  /** A caller's template (custom or body) that took more CPU time than `prompt.render_timeout_ms` (`limit_ms`); its render was stopped. (data.kind: `render_timeout`) */
+  RenderTimeout: -32022,
   /** A prompt context field that is unknown or invalid (`field`). (data.kind: `invalid_context`) */
   InvalidContext: -32023,
   /** The prompt vault could not be opened. (data.kind: `vault_locked`) */
@@ -919,6 +921,7 @@ export const ERROR_KIND_CODES: Readonly<Record<ErrorKind, ErrorCode>> = {
   unregistered_key: -32012,
   template_syntax: -32020,
   template_render: -32021,
+  render_timeout: -32022,
   invalid_context: -32023,
   vault_locked: -32030,
   unknown_provider: -32041,

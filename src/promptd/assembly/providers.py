@@ -2,7 +2,8 @@
 
 A provider gets a read-only view of the session and returns text (or None: nothing this turn).
 Blocking work (file reads) runs in a worker thread; commands run without a shell in their own
-process group so a timeout can kill the whole group.
+process group so a timeout can kill the whole group; the warden (warden.py) kills that group if
+promptd dies first, however it dies.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Protocol
 from promptd.assembly.memory import read_project_memory
 from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
 from promptd.assembly.model import ProviderSkipped, ProviderSpec
+from promptd.assembly.warden import Warden, pdeathsig_prefix
 from promptd.todos import NUDGE_KEY, nudge_text
 
 
@@ -100,21 +102,55 @@ def read_capped(path: Path, max_bytes: int) -> str | None:
     return data.decode("utf-8", "replace") or None
 
 
+# Put before a command's argv: it gets SIGKILL when promptd dies (Linux with setpriv; else []).
+PDEATHSIG: list[str] | None = None
+# Exit statuses the gate's shell gives when it cannot run the command.
+NOT_FOUND, NOT_EXECUTABLE = 127, 126
+# The command waits at this gate until the warden knows its group: reading one line from stdin
+# (the gate pipe) before exec. If promptd dies first, the read ends without a line and the
+# command never starts, so there is no instant in which it could leave a child nobody tracks.
+GATE = 'read -r _ || exit 125; exec "$@" </dev/null'
+GATE_ARGV = ["/bin/sh", "-c", GATE, "promptd-command"]
+# Told of every running command's group; created on first use.
+WARDEN = Warden()
+
+
 async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
-    """Runs argv (no shell) in a new process group; stdout is the result. However it ends (output,
-    oversize, error, the caller's timeout), the whole group is killed and the command reaped, so
-    neither it nor a child it left in the background outlives the provider."""
+    """Runs argv (no shell parses it: the gate passes it on as "$@") in a new process group;
+    stdout is the result. However it ends (output,
+    oversize, error, the caller's timeout or cancellation, shutdown), the whole group is killed and
+    the command reaped, so neither it nor a child it left in the background outlives the provider;
+    when promptd itself is killed, the warden does, and the command dies with promptd anyway."""
+    global PDEATHSIG
+    if PDEATHSIG is None:
+        PDEATHSIG = await asyncio.to_thread(pdeathsig_prefix)  # found once, off the loop
+    prefix: list[str] = PDEATHSIG
+    gate, opener = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
+            *prefix,
+            *GATE_ARGV,
             *argv,
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=gate,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             cwd=cwd,
             start_new_session=True,
         )
-    except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
-        raise ProviderSkipped(SkipReason.MISSING, type(exc).__name__) from exc
+    except BaseException as exc:
+        os.close(opener)  # also when cancelled here: a command already started ends at its gate
+        if isinstance(exc, (FileNotFoundError, NotADirectoryError, PermissionError)):
+            raise ProviderSkipped(SkipReason.MISSING, type(exc).__name__) from exc
+        raise
+    finally:
+        os.close(gate)
+    try:
+        WARDEN.watch(proc.pid)
+        os.write(opener, b"\n")  # the warden knows the group: the command may start
+    except OSError:
+        pass  # the gate's shell is already gone: its exit status says why
+    finally:
+        os.close(opener)
     assert proc.stdout is not None
     chunks: list[bytes] = []
     size = 0
@@ -127,6 +163,8 @@ async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
         code = await proc.wait()
     finally:
         await end_group(proc)
+    if code in (NOT_FOUND, NOT_EXECUTABLE):
+        raise ProviderSkipped(SkipReason.MISSING, "not found" if code == NOT_FOUND else "not executable")
     if code != 0:
         raise ProviderSkipped(SkipReason.ERROR, f"exit status {code}")
     return b"".join(chunks).decode("utf-8", "replace") or None
@@ -139,6 +177,7 @@ async def end_group(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    WARDEN.release(proc.pid)
     if proc.returncode is None:
         await proc.wait()
 

@@ -73,11 +73,16 @@ class SpillStore:
         finally:
             os.close(root_fd)
         try:
-            check_private(dir_fd)
-            if folder_bytes(dir_fd) + len(data) > self.max_session:
-                raise SpillFailed("session_cap")
-            if self.total_bytes() + len(data) > self.max_total:
-                raise SpillFailed("total_cap")
+            try:
+                check_private(dir_fd)
+                if folder_bytes(dir_fd) + len(data) > self.max_session:
+                    raise SpillFailed("session_cap")
+                if self.total_bytes() + len(data) > self.max_total:
+                    raise SpillFailed("total_cap")
+            except OSError as exc:
+                # A folder made unreadable (or swapped) while it is measured: a spill failure
+                # like any other, never an internal error.
+                raise SpillFailed(reason_for(exc)) from exc
             name = f"{int(self._clock())}-{secrets.token_hex(6)}.txt"
             try:
                 fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
@@ -91,7 +96,10 @@ class SpillStore:
             except OSError as exc:
                 os.close(fd)
                 fd = -1
-                os.unlink(name, dir_fd=dir_fd)
+                try:
+                    os.unlink(name, dir_fd=dir_fd)
+                except OSError:
+                    pass  # the folder turned read-only under us; the sweep removes it later
                 raise SpillFailed(reason_for(exc)) from exc
             finally:
                 if fd >= 0:
@@ -133,6 +141,8 @@ class SpillStore:
         for _, _, folder_fd in self._session_folders():
             try:
                 total += folder_bytes(folder_fd)
+            except OSError:
+                continue  # a folder this process cannot read holds none of its files
             finally:
                 os.close(folder_fd)
         return total
@@ -197,7 +207,15 @@ def session_folder(session_id: str) -> str:
 
 
 def folder_bytes(dir_fd: int) -> int:
-    return sum(entry.stat(follow_symlinks=False).st_size for entry in os.scandir(dir_fd) if entry.is_file(follow_symlinks=False))
+    total = 0
+    with os.scandir(dir_fd) as entries:
+        for entry in entries:
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_size
+            except FileNotFoundError:
+                continue  # removed by the sweep (another thread) while counted
+    return total
 
 
 def reason_for(exc: OSError) -> str:

@@ -7,9 +7,11 @@ are imported inside the handlers: the server's cold start never pays for them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from collections.abc import Awaitable
+from typing import TYPE_CHECKING
 
 from promptd.api.prompt import (
     LintParams,
@@ -28,40 +30,63 @@ from promptd.methods.base import Context, Method
 from promptd.prompt.context import for_persistence
 from promptd.prompt.kinds import TemplateName
 
+if TYPE_CHECKING:
+    from promptd.prompt.worker import Cancel
+
 
 def render(params: RenderParams, ctx: Context) -> RenderResult | Awaitable[RenderResult]:
-    from promptd.prompt import pipeline
+    from promptd.prompt import pipeline, vault, worker
 
-    from promptd.prompt import vault
-
+    # A host that renders prompts gets a warm worker for its first custom template.
+    worker.pool().warm()
     if pipeline.renders_inline(params.context, vault.own_templates(ctx.runtime.config.vault), strict=_strict(params, ctx)):
         return _render(params, ctx)
-    # Custom templates, bodies, first compiles and the vault's decrypt-compile-render can take
-    # milliseconds or more; a worker thread keeps them from stalling other requests.
-    return asyncio.to_thread(_render, params, ctx)
+    return _render_offloaded(params, ctx)
 
 
 def _strict(params: RenderParams, ctx: Context) -> bool:
     return params.strict_undefined if params.strict_undefined is not None else ctx.runtime.config.prompt.strict_undefined
 
 
-def _render(params: RenderParams, ctx: Context) -> RenderResult:
-    from promptd.prompt import pipeline, vault
+async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
+    """First compiles and the vault's decrypt-compile-render run in a thread so they never stall
+    other requests; the caller's own templates go on from there to a worker process, which a
+    cancellation kills (a thread cannot be stopped)."""
+    from promptd.prompt import worker
+
+    cancel = worker.Cancel()
+    try:
+        return await asyncio.to_thread(_render, params, ctx, cancel)
+    except asyncio.CancelledError:
+        cancel.cancel()
+        raise
+
+
+def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) -> RenderResult:
+    from promptd.errors import RenderTimeout
+    from promptd.prompt import pipeline, vault, worker
 
     runtime = ctx.runtime
     tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
     started = time.perf_counter()
-    rendered = pipeline.render(
-        params.context,
-        tools,
-        params.params,
-        params.flags,
-        open_vault=lambda template_id: vault.vault_for(runtime.config.vault, os.environ, template_id),
-        # The wrapper style in use, from configuration (promptd.toml, environment, initialize), so
-        # the prompt describes the blocks this process really writes; never from the request.
-        reminder_style=runtime.config.reminders.style,
-        strict=_strict(params, ctx),
-    )
+    deadline_s = runtime.config.prompt.render_timeout_ms / 1000
+    try:
+        rendered = pipeline.render(
+            params.context,
+            tools,
+            params.params,
+            params.flags,
+            open_vault=lambda template_id: vault.vault_for(runtime.config.vault, os.environ, template_id),
+            # The wrapper style in use, from configuration (promptd.toml, environment, initialize), so
+            # the prompt describes the blocks this process really writes; never from the request.
+            reminder_style=runtime.config.reminders.style,
+            strict=_strict(params, ctx),
+            # The caller's own templates render in a worker process under a CPU deadline.
+            render_callers=functools.partial(worker.pool().render, deadline_s=deadline_s, cancel=cancel),
+        )
+    except RenderTimeout as exc:
+        runtime.log.info("render_timeout", template=exc.data.get("template"), limit_ms=exc.data.get("limit_ms"))
+        raise
     if runtime.log.enabled("debug"):
         runtime.log.debug(
             "prompt_rendered",

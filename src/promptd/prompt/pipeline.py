@@ -155,6 +155,8 @@ def renders_inline(context: PromptContext, sealed_slots: Collection[str] = (), *
 
 
 OpenVault = Callable[[str], "Vault | None"]
+# Renders a caller's own template: (source, values, name, strict) -> text.
+RenderCallers = Callable[[str, Mapping[str, Any], str, bool], str]
 
 
 def render(
@@ -166,37 +168,47 @@ def render(
     open_vault: OpenVault | None = None,
     reminder_style: BlockStyle = DEFAULT_REMINDER_STYLE,
     strict: bool = True,
+    render_callers: RenderCallers | None = None,
 ) -> Rendered:
     """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,
     TemplateRender or VaultLocked. `open_vault(template_id)` gives the vault of a sealed template,
     or None when none is configured for that id; `reminder_style` is the runtime's
     `reminders.style`; `strict` is strict undefined (docs/templates.md), config
-    `prompt.strict_undefined` or the request's."""
+    `prompt.strict_undefined` or the request's.
+
+    `render_callers(source, values, name, strict)` renders the caller's own templates (a custom
+    override, a body) when given (the server passes a killable worker, promptd.prompt.worker); the
+    shipped and sealed templates always render here."""
     values = variables(context, tools, params, flags, reminder_style=reminder_style)
     eng = engine()
+    callers = render_callers or _render_here
     body = context.body
     if context.prompt_mode is PromptMode.FULL:
         if body is None:
             raise InvalidContext("full mode renders prompt_body alone, and prompt_body is empty", field="prompt_body", reason="missing_body")
         name = "full"
-        text = eng.render(body, values, "body", strict=strict)
+        text = callers(body, values, "body", strict)
     else:
         name = base_template(context)
-        text = _render_base(context, name, values, open_vault, strict)
+        text = _render_base(context, name, values, open_vault, strict, callers)
         if body is not None:
-            text = text + BODY_SEPARATOR + eng.render(body, values, "body", strict=strict)
+            text = text + BODY_SEPARATOR + callers(body, values, "body", strict)
     if not text.strip():
         raise TemplateRender(f"template {name!r} rendered to empty text", template=name, line=None, cause="empty output", error="empty")
     return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), chars=len(text))
 
 
-def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool) -> str:
+def _render_here(source: str, values: Mapping[str, Any], name: str, strict: bool) -> str:
+    return engine().render(source, values, name, strict=strict)
+
+
+def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers) -> str:
     eng = engine()
     override = context.system_prompt
     if isinstance(override, CustomOverride):
         if not override.custom.strip():
             raise InvalidContext("the custom template is empty", field="system_prompt.custom", reason="empty")
-        return eng.render(override.custom, values, "custom", strict=strict)
+        return callers(override.custom, values, "custom", strict)
     template_id = vault_id(context)
     sealed = open_vault(template_id) if open_vault is not None else None
     if sealed is None:
