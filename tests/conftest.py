@@ -111,7 +111,10 @@ class Served:
 
     def close(self, timeout: float = 10.0) -> int:
         if self.proc.stdin and not self.proc.stdin.closed:
-            self.proc.stdin.close()
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass  # the server already ended (a test closed its stdout, for one)
         try:
             return self.proc.wait(timeout)
         finally:

@@ -47,7 +47,7 @@ class Server:
         self.log = runtime.log
         self.table = table if table is not None else TABLE
         self.conn = Connection(self.table, runtime.config.max_message_bytes)
-        self.writer = FrameWriter(out_fd, on_room=self._room_to_write)
+        self.writer = FrameWriter(out_fd, on_room=self._room_to_write, on_broken=self._output_closed)
         self._tasks: set[Task] = set()  # every running handler, requests and notifications
         self._running: dict[Any, Task] = {}  # request id -> its task, for cancellation
         self._exit_code: int | None = None
@@ -68,7 +68,10 @@ class Server:
         self.peer = ClientPeer(self.conn, self.writer, self._loop)
         self.context = Context(runtime=self.runtime, peer=self.peer, lifecycle=self)
         try:
-            self._loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
+            # SIGINT (a Ctrl-C reaching the host's process group) ends promptd as SIGTERM does:
+            # requests in flight are answered, no traceback.
+            self._loop.add_signal_handler(signal.SIGTERM, self._on_signal, "sigterm")
+            self._loop.add_signal_handler(signal.SIGINT, self._on_signal, "sigint")
         except (NotImplementedError, RuntimeError):
             pass  # not the main thread (a test), or no signals here
         self.log.info("started", pid=os.getpid(), max_message_bytes=self.runtime.config.max_message_bytes)
@@ -232,10 +235,23 @@ class Server:
         if others:
             await asyncio.wait(others)
 
-    def _on_sigterm(self) -> None:
-        self.log.info("sigterm", in_flight=len(self._running))
+    def _on_signal(self, event: str) -> None:
+        self.log.info(event, in_flight=len(self._running))
         self.conn.start_shutdown()
         self._loop.create_task(self._drain_then_stop())
+
+    def _output_closed(self) -> None:
+        """The client closed promptd's stdout: no answer can reach it any more, so promptd ends
+        now (status 0) instead of serving requests whose answers are dropped."""
+        try:
+            self._loop.call_soon_threadsafe(self._closed_by_client)
+        except RuntimeError:
+            pass  # the loop already ended: promptd is stopping anyway
+
+    def _closed_by_client(self) -> None:
+        self.log.info("output_closed", in_flight=len(self._running))
+        self.conn.start_shutdown()
+        self._stop(0)
 
     async def _on_eof(self) -> None:
         self.peer.fail_waiting(ConnectionError("client closed its output"))

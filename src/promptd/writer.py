@@ -31,9 +31,11 @@ class FrameWriter:
     writer thread. Either way frames leave in the order they were sent and coalesce under load.
     """
 
-    def __init__(self, fd: int, on_room: Callable[[], None] | None = None) -> None:
+    def __init__(self, fd: int, on_room: Callable[[], None] | None = None, on_broken: Callable[[], None] | None = None) -> None:
         self.fd = fd
         self._on_room = on_room
+        # Called once, from whichever thread saw it, when the client stops reading for good.
+        self._on_broken = on_broken
         self._pending_bytes = 0
         self._over_high = False
         mode = os.fstat(fd).st_mode
@@ -103,9 +105,17 @@ class FrameWriter:
         except BlockingIOError:
             return data
         except OSError:
-            self._broken = True  # the client went away; frames are dropped, nothing blocks
+            self._break()  # the client went away; frames are dropped, nothing blocks
             return b""
         return data[written:]
+
+    def _break(self) -> None:
+        """Marks the descriptor broken (called with the lock held) and tells the server once."""
+        if self._broken:
+            return
+        self._broken = True
+        if self._on_broken is not None:
+            self._on_broken()
 
     def _run(self) -> None:
         while True:
@@ -138,6 +148,7 @@ class FrameWriter:
                 select.select([], [self.fd], [], 1.0)
                 continue
             except OSError:
-                self._broken = True
+                with self._lock:
+                    self._break()
                 return
             view = view[written:]

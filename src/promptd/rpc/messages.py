@@ -181,7 +181,12 @@ def _loads_fallback(line: bytes) -> Any:
 
     def read_int(literal: str) -> int | float:
         value = int(literal)
-        return value if INT64_MIN <= value <= 2**64 - 1 else float(value)
+        if INT64_MIN <= value <= 2**64 - 1:
+            return value
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueError("number out of range") from None  # orjson: "number is infinity"
 
     value = json.loads(text, parse_constant=refuse_constant, parse_float=read_float, parse_int=read_int)
     return _replace_surrogates(value)
