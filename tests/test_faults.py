@@ -495,7 +495,7 @@ def fuzz_module():
 
 
 def test_a_short_seeded_wire_fuzz_gets_one_answer_per_request_no_internal_error_and_a_live_server():
-    result = fuzz_module().run(1500, seed=7, huge_numbers=False)
+    result = fuzz_module().run(1500, seed=7)
     assert result["ok"], {k: v for k, v in result.items() if k != "examples"} | {"examples": result["examples"]}
     assert result["tracked_ids"] > 1000 and result["unanswered"] == 0 and result["answered_twice"] == 0
 
