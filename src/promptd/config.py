@@ -14,13 +14,14 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from promptd.errors import ConfigError
 from promptd.logs import LogLevel
+from promptd.prompt.kinds import VaultKeySource
 from promptd.reminders.kinds import BlockStyle, Eviction
 
 ENV_PREFIX = "PROMPTD_"
@@ -100,7 +101,7 @@ class VaultConfig(Section):
     # Where the vault key comes from (docs/templates.md, "Keys"): auto = PROMPTD_VAULT_KEY, else
     # key_file, else the shipped key (refused once templates of your own are configured); env,
     # key_file and shipped each require that one source. Checked at start-up.
-    key_source: Literal["auto", "env", "key_file", "shipped"] = "auto"
+    key_source: VaultKeySource = VaultKeySource.AUTO
     # A file holding the vault key (64 hex digits, base64, or 32 raw bytes); refused unless only
     # its owner can read it. PROMPTD_VAULT_KEY, when set, wins over it (key_source auto).
     key_file: str | None = None

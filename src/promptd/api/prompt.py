@@ -7,7 +7,6 @@ generic invalid-params error), the same on the wire, from the CLI and in library
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 from pydantic import Field, StrictBool, field_validator
@@ -15,7 +14,7 @@ from pydantic import Field, StrictBool, field_validator
 from promptd.api.base import ApiModel, Tools
 from promptd.errors import InvalidContext
 from promptd.prompt.context import PromptContext, parse_context
-from promptd.prompt.kinds import TemplateName
+from promptd.prompt.kinds import TemplateName, VariableSource
 
 
 class _WithContext(ApiModel):
@@ -105,16 +104,6 @@ class PersistResult(ApiModel):
 
 class VarsParams(_RenderInputs):
     pass
-
-
-class VariableSource(StrEnum):
-    TOOLS = "tools"
-    PARAMS = "params"
-    CONTEXT = "context"
-    DERIVED = "derived"
-    RUNTIME = "runtime"
-    FLAG = "flag"
-    DEFAULT_FLAG = "default_flag"
 
 
 class TemplateVariable(ApiModel):

@@ -22,7 +22,6 @@ from promptd.api.prompt import (
     RenderParams,
     RenderResult,
     TemplateVariable,
-    VariableSource,
     VarsParams,
     VarsResult,
 )
@@ -117,7 +116,7 @@ def variables(params: VarsParams, ctx: Context) -> VarsResult:
     runtime = ctx.runtime
     tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
     found = listing.describe(params.context, tools, params.params, params.flags, reminder_style=runtime.config.reminders.style)
-    return VarsResult(variables=[TemplateVariable(name=v.name, value=v.value, source=VariableSource(v.source.value)) for v in found])
+    return VarsResult(variables=[TemplateVariable(name=v.name, value=v.value, source=v.source) for v in found])
 
 
 def persist(params: PersistParams, ctx: Context) -> PersistResult:

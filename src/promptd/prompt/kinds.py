@@ -33,3 +33,22 @@ class TemplateName(StrEnum):
     APPLY_PATCH = "apply_patch"
     CUSTOM = "custom"
     FULL = "full"
+
+
+# Where a variable a template sees comes from (prompt/vars).
+class VariableSource(StrEnum):
+    TOOLS = "tools"  # the tools namespace (request, else initialize)
+    PARAMS = "params"  # the params namespace (request)
+    CONTEXT = "context"  # a prompt context field, as given or its default
+    DERIVED = "derived"  # computed from the context (audience rules, ...)
+    RUNTIME = "runtime"  # from the runtime's configuration (reminder_style)
+    FLAG = "flag"  # a flag the request set
+    DEFAULT_FLAG = "default_flag"  # a flag the request did not set, derived from the context
+
+
+# Where the vault key comes from (config `vault.key_source`).
+class VaultKeySource(StrEnum):
+    AUTO = "auto"  # PROMPTD_VAULT_KEY, else vault.key_file, else the shipped key (unless templates are configured)
+    ENV = "env"
+    KEY_FILE = "key_file"
+    SHIPPED = "shipped"

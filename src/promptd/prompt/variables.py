@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from promptd.prompt import pipeline
 from promptd.prompt.context import PromptContext
 from promptd.prompt.engine import engine
+from promptd.prompt.kinds import VariableSource as Source
 from promptd.prompt.names import suggest
 from promptd.reminders.kinds import BlockStyle
 
@@ -29,15 +29,6 @@ __all__ = ["TOOL_KINDS", "Source", "Variable", "describe", "flag_names", "known_
 TOOL_KINDS = frozenset({"read", "edit", "patch", "list", "search", "execute", "plan", "web", "task", "memory"})
 
 
-class Source(StrEnum):
-    TOOLS = "tools"  # the tools namespace (request, else initialize)
-    PARAMS = "params"  # the params namespace (request)
-    CONTEXT = "context"  # a prompt context field, as given or its default
-    DERIVED = "derived"  # computed from the context (audience rules, ...)
-    RUNTIME = "runtime"  # from the runtime's configuration (reminder_style)
-    FLAG = "flag"  # a flag the request set
-    DEFAULT_FLAG = "default_flag"  # a flag the request did not set, derived from the context
-    GLOBAL = "global"  # the dialect's functions (range, namespace, ...)
 
 
 # The variable the runtime fills in from its own configuration.
