@@ -365,6 +365,20 @@ def test_seal_compiles_and_lints_first_and_refuses_on_findings(tmp_path):
     assert cli("vault", "seal", str(good), "--id", "no spaces", "--key-file", str(key)).returncode == 2
 
 
+def test_a_template_reading_a_host_flag_seals_and_verifies_once_the_flag_is_declared(tmp_path):
+    key = tmp_path / "vault.key"
+    assert cli("vault", "keygen", str(key)).returncode == 0
+    plain = tmp_path / "beta.jinja"
+    plain.write_text("${% if beta_tools %}Beta tools are on.${% endif %}\n")
+    sealed = tmp_path / "beta.sealed"
+    undeclared = cli("vault", "seal", str(plain), "-o", str(sealed), "--key-file", str(key), "--id", "primary")
+    assert undeclared.returncode == 1 and b"beta_tools" in undeclared.stdout and not sealed.exists()
+    declared = cli("vault", "seal", str(plain), "-o", str(sealed), "--key-file", str(key), "--id", "primary", "--flag", "beta_tools")
+    assert declared.returncode == 0, declared.stderr
+    assert cli("vault", "verify", str(sealed), "--key-file", str(key)).returncode == 1
+    assert cli("vault", "verify", str(sealed), "--key-file", str(key), "--flag", "beta_tools").returncode == 0
+
+
 def test_verify_opens_compiles_and_lints_without_printing_the_plaintext(tmp_path):
     key = tmp_path / "vault.key"
     assert cli("vault", "keygen", str(key)).returncode == 0

@@ -78,8 +78,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     lint.add_argument("files", nargs="+", metavar="FILE")
     lint.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the guard rule (repeatable; default from config)")
     lint.add_argument("--strict", action="store_true", help="exempt no kind at all")
-    lint.add_argument("--flag", action="append", default=[], metavar="NAME", help="a flag your host sends (repeatable): a defined name")
-    lint.add_argument("--kind", action="append", default=[], metavar="KIND", help="a tool kind your host sends besides the documented ones")
+    _add_declarations(lint)
     lint.add_argument("--no-strict-undefined", dest="strict_undefined", action="store_false", help="do not check names against the variables")
     lint.add_argument("--json", action="store_true", help='print {"findings": [...], "errors": [...]} as JSON')
     lint.set_defaults(handler=_pipe_safe(run_lint))
@@ -100,12 +99,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     seal.add_argument("--version", type=int, default=1, help="template version bound into the seal (default 1)")
     seal.add_argument("--key-file", help=key_help)
     seal.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the guard lint (repeatable; default from config)")
+    _add_declarations(seal)
     seal.set_defaults(handler=run_vault_seal)
     verify = actions.add_parser("verify", help="check that a sealed file opens with the key, compiles and lints clean (prints no plaintext)")
     verify.add_argument("file", help="the sealed file")
     verify.add_argument("--id", help="the template id the file must hold (default: any)")
     verify.add_argument("--key-file", help=key_help)
     verify.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the guard lint (repeatable; default from config)")
+    _add_declarations(verify)
     verify.set_defaults(handler=run_vault_verify)
     opener = actions.add_parser("open", help="print the plaintext of a sealed template")
     opener.add_argument("file", nargs="?", help="sealed file (default: the configured or shipped Apply-Patch template)")
@@ -379,7 +380,13 @@ def _vault_key(config: Any, key_file: str | None) -> Any:
     return vault.choose_key(config.vault, os.environ)
 
 
-def _check_template(config: Any, name: str, source: str, exempt: list[str] | None) -> list[str]:
+def _add_declarations(command: argparse.ArgumentParser) -> None:
+    """What a host sends that the lint cannot know: flag names and extra tool kinds."""
+    command.add_argument("--flag", action="append", default=[], metavar="NAME", help="a flag your host sends (repeatable): a defined name")
+    command.add_argument("--kind", action="append", default=[], metavar="KIND", help="a tool kind your host sends besides the documented ones")
+
+
+def _check_template(config: Any, name: str, source: str, args: argparse.Namespace) -> list[str]:
     """Compiles and lints `source` as `prompt/lint` would; the findings as `name:line:col: kind:
     message` lines (empty when clean). Nothing of the source itself is in them."""
     from promptd.errors import TemplateSyntax
@@ -391,9 +398,11 @@ def _check_template(config: Any, name: str, source: str, exempt: list[str] | Non
         engine().compile(source, name, cache=False)
     except TemplateSyntax as exc:
         return [f"{name}:{exc.data.get('line') or 1}:{exc.data.get('column') or 1}: syntax: {exc.data.get('cause')}"]
-    kinds = config.prompt.exempt_kinds if exempt is None else exempt
+    kinds = config.prompt.exempt_kinds if args.exempt is None else args.exempt
+    flags = [flag.partition("=")[0] for flag in args.flag]
+    found = lint.lint(source, kinds, flags=flags, tool_kinds=args.kind)
     # Portability warnings do not stop a seal (they do not stop `promptd lint` either).
-    return [f"{name}:{v.line}:{v.column}: {v.kind}: {v.message}" for v in lint.lint(source, kinds) if v.severity == lint.ERROR]
+    return [f"{name}:{v.line}:{v.column}: {v.kind}: {v.message}" for v in found if v.severity == lint.ERROR]
 
 
 def run_vault_seal(config: Any, args: argparse.Namespace) -> int:
@@ -416,7 +425,7 @@ def run_vault_seal(config: Any, args: argparse.Namespace) -> int:
             return _usage(f"{args.file} is not UTF-8 text")
         if vault.is_envelope(source):
             return _usage(f"{args.file} is already sealed; seal the plaintext template")
-        findings = _check_template(config, args.file, source, args.exempt)
+        findings = _check_template(config, args.file, source, args)
         if findings:
             print("\n".join(findings))
             print(f"promptd vault seal: {args.file} was not sealed: fix the findings above first", file=sys.stderr)
@@ -471,7 +480,7 @@ def run_vault_verify(config: Any, args: argparse.Namespace) -> int:
         source = plaintext.decode("utf-8")
     except UnicodeDecodeError:
         return _failure("vault verify", f"{args.file} holds no UTF-8 text", "vault_locked")
-    findings = _check_template(config, args.file, source, args.exempt)
+    findings = _check_template(config, args.file, source, args)
     if findings:
         print("\n".join(findings))
         return EXIT_FAILURE
