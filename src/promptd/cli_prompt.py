@@ -227,8 +227,34 @@ def _render_once(door: Any, params: dict[str, Any], inputs: _Inputs, command: st
         return None
 
 
-def run_render(config: Any, args: argparse.Namespace) -> int:
+def _render_each(config: Any, args: argparse.Namespace, context_files: list[str | None], command: str) -> list[tuple[str | None, dict[str, Any]]] | int:
+    """One render per context file, each result with its size in UTF-8 bytes; an exit code on
+    the first failure (already reported)."""
     from promptd.errors import PromptdError
+
+    door = _door(config, command)
+    if door is None:
+        return EXIT_USAGE
+    renders = []
+    for context_file in context_files:
+        inputs = _Inputs()
+        try:
+            params = _params(config, args, context_file, inputs)
+        except PromptdError as exc:
+            return _report(command, exc.message, exc.kind, exc.to_data(), inputs)
+        except _Usage as exc:
+            return _usage(str(exc))
+        if args.strict_undefined is not None:
+            params["strict_undefined"] = args.strict_undefined
+        result = _render_once(door, params, inputs, command)
+        if result is None:
+            return EXIT_USAGE
+        result["bytes"] = len(result["text"].encode("utf-8"))
+        renders.append((context_file, result))
+    return renders
+
+
+def run_render(config: Any, args: argparse.Namespace) -> int:
 
     if args.update and not args.snapshot:
         return _usage("--update goes with --snapshot DIR")
@@ -238,25 +264,9 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
         return _usage("several --context files need --snapshot DIR (or use `promptd diff LEFT RIGHT`)")
     if args.snapshot and not args.context:
         return _usage("--snapshot DIR needs at least one --context FILE (its name names the snapshot)")
-    door = _door(config, "render")
-    if door is None:
-        return EXIT_USAGE
-    renders = []
-    for context_file in args.context or [None]:
-        inputs = _Inputs()
-        try:
-            params = _params(config, args, context_file, inputs)
-        except PromptdError as exc:
-            return _report("render", exc.message, exc.kind, exc.to_data(), inputs)
-        except _Usage as exc:
-            return _usage(str(exc))
-        if args.strict_undefined is not None:
-            params["strict_undefined"] = args.strict_undefined
-        result = _render_once(door, params, inputs, "render")
-        if result is None:
-            return EXIT_USAGE
-        result["bytes"] = len(result["text"].encode("utf-8"))
-        renders.append((context_file, result))
+    renders = _render_each(config, args, args.context or [None], "render")
+    if isinstance(renders, int):
+        return renders
     if args.snapshot:
         from promptd import cli_workflow
 
@@ -279,26 +289,10 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
 
 def run_diff(config: Any, args: argparse.Namespace) -> int:
     from promptd import cli_workflow
-    from promptd.errors import PromptdError
 
-    door = _door(config, "diff")
-    if door is None:
-        return EXIT_USAGE
-    renders = []
-    for context_file in (args.left, args.right):
-        inputs = _Inputs()
-        try:
-            params = _params(config, args, context_file, inputs)
-        except PromptdError as exc:
-            return _report("diff", exc.message, exc.kind, exc.to_data(), inputs)
-        except _Usage as exc:
-            return _usage(str(exc))
-        if args.strict_undefined is not None:
-            params["strict_undefined"] = args.strict_undefined
-        result = _render_once(door, params, inputs, "diff")
-        if result is None:
-            return EXIT_USAGE
-        renders.append((context_file, result))
+    renders = _render_each(config, args, [args.left, args.right], "diff")
+    if isinstance(renders, int):
+        return renders
     return cli_workflow.diff(renders[0], renders[1])
 
 
