@@ -36,7 +36,7 @@ from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment, SandboxedFo
 from markupsafe import EscapeFormatter, Markup
 
 from promptd.errors import TemplateRender, TemplateSyntax
-from promptd.prompt import limits, positions
+from promptd.prompt import codecache, limits, positions
 from promptd.prompt.filters import bounded_filters, install_reference_dialect, lipsum, reference_text
 from promptd.prompt.names import suggest
 
@@ -323,10 +323,12 @@ class Engine:
         return self.strict_environment if strict else self.environment
 
     # -- compiling -------------------------------------------------------------------------------
-    def compile(self, source: str, name: str, *, cache: bool = True, strict: bool = False) -> Any:
+    def compile(self, source: str, name: str, *, cache: bool = True, strict: bool = False, persist: bool = False) -> Any:
         """The compiled template; raises TemplateSyntax naming the template, line, column and cause.
 
-        With `cache=False` nothing about the template is kept (the sealed Apply-Patch template)."""
+        With `cache=False` nothing about the template is kept (the sealed Apply-Patch template).
+        With `persist=True` (the shipped templates only) its code is also kept on disk for the next
+        process (codecache.py); never together with `cache=False`."""
         source = normalize(source)
         key = (strict, source)
         if cache:
@@ -335,13 +337,18 @@ class Engine:
                 if hit is not None:
                     self._cache.move_to_end(key)
                     return hit
+        persist = persist and cache
         env = self.environment_for(strict)
-        try:
-            code = env.compile(source, name=name, filename=name)
-        except TemplateSyntaxError as exc:
-            # The exception holds the whole source; drop it before it travels anywhere.
-            exc.source = None
-            raise syntax_error(env, source, exc, name) from None
+        code = codecache.load(source, name, strict) if persist else None
+        if code is None:
+            try:
+                code = env.compile(source, name=name, filename=name)
+            except TemplateSyntaxError as exc:
+                # The exception holds the whole source; drop it before it travels anywhere.
+                exc.source = None
+                raise syntax_error(env, source, exc, name) from None
+            if persist:
+                codecache.store(source, name, strict, code)
         template = env.template_class.from_code(env, code, env.make_globals(None), None)
         if cache:
             with self._lock:
@@ -365,13 +372,13 @@ class Engine:
             return list(self._cache.values())
 
     # -- rendering -------------------------------------------------------------------------------
-    def render(self, source: str, variables: Mapping[str, Any], name: str, *, cache: bool = True, strict: bool = False) -> str:
+    def render(self, source: str, variables: Mapping[str, Any], name: str, *, cache: bool = True, strict: bool = False, persist: bool = False) -> str:
         """Renders `source` with `variables`; raises TemplateSyntax or TemplateRender naming the
         template, line, column and cause (never returns an empty string in place of a failure)."""
         source = normalize(source)
         if not is_templated(source):
             return source
-        template = self.compile(source, name, cache=cache, strict=strict)
+        template = self.compile(source, name, cache=cache, strict=strict, persist=persist)
         try:
             with limits.render_budget():
                 rendered: str = template.render(variables)

@@ -218,6 +218,7 @@ def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], o
             )
         if name == "apply_patch":
             raise InvalidContext("the codex override needs the template vault", field="system_prompt", reason="no_vault")
-        return eng.render(shipped_source(name), values, name, strict=strict)
+        # Shipped: its compiled code is kept on disk, so the next process skips compiling it.
+        return eng.render(shipped_source(name), values, name, strict=strict, persist=True)
     # Never cached: the compiled template would keep the plaintext alive.
     return sealed.render(lambda source: eng.render(source, values, name, cache=False, strict=strict))

@@ -1,0 +1,96 @@
+"""Compiled shipped templates kept on disk, so a new process skips Jinja's parse, code generation
+and Python compile of the Primary and Subagent templates (docs/templates.md, "Compiled-template
+cache").
+
+Domain layer: must not import promptd.rpc or promptd.methods. Only the shipped templates come here
+(the engine's `persist=True`): a sealed template's plaintext-derived code must never reach disk, and
+a caller's templates are not worth a file each.
+
+One file per template under $XDG_CACHE_HOME/promptd (else ~/.cache/promptd), named by a key that
+covers everything the code depends on: the jinja2 and Python versions, the engine's own source (its
+code generator and settings), strict or lenient, the template's name and the sha256 of its text.
+Each file holds its key and a checksum of the code. Written atomically (a 0600 temporary file renamed into a 0700 folder); a file that cannot be read,
+is truncated, corrupt or for another key is ignored (and replaced). Any failure to read or write
+only means compiling as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+import jinja2
+
+# Bumped when the file layout changes.
+FORMAT = b"promptd-code-1\n"  # then the key, a newline, the sha256 of the payload and the marshalled code
+# The engine's code generator and settings, and the filters and tests it installs (Jinja checks
+# filter names when it compiles), shape the code: a change to either is a new key.
+ENGINE_SOURCES = tuple(Path(__file__).resolve().parent / name for name in ("engine.py", "filters.py"))
+_engine_digest: str | None = None
+
+
+def directory() -> Path | None:
+    """Where the cache lives; None when there is no home to put it in."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base and os.path.isabs(base):
+        return Path(base) / "promptd"
+    try:
+        return Path.home() / ".cache" / "promptd"
+    except RuntimeError:  # no HOME and no passwd entry
+        return None
+
+
+def key(source: str, name: str, strict: bool) -> str:
+    global _engine_digest
+    if _engine_digest is None:
+        _engine_digest = hashlib.sha256(b"".join(path.read_bytes() for path in ENGINE_SOURCES)).hexdigest()
+    parts = [jinja2.__version__, sys.implementation.cache_tag or sys.version, _engine_digest, "strict" if strict else "lenient", name]
+    parts.append(hashlib.sha256(source.encode("utf-8")).hexdigest())
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+
+
+def load(source: str, name: str, strict: bool) -> types.CodeType | None:
+    """The cached code object, or None (no cache, unreadable, corrupt, another key)."""
+    folder = directory()
+    if folder is None:
+        return None
+    try:
+        digest = key(source, name, strict)
+        data = (folder / f"{digest}.code").read_bytes()
+        header = FORMAT + digest.encode("ascii") + b"\n"
+        if not data.startswith(header):
+            return None
+        checksum, payload = data[len(header) : len(header) + 32], data[len(header) + 32 :]
+        # A damaged payload can still unmarshal into a code object: it must match its checksum.
+        if hashlib.sha256(payload).digest() != checksum:
+            return None
+        code = marshal.loads(payload)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    return code if isinstance(code, types.CodeType) and code.co_filename == name else None
+
+
+def store(source: str, name: str, strict: bool, code: types.CodeType) -> None:
+    """Writes the code object for the next process; failures are ignored (the cache is optional)."""
+    folder = directory()
+    if folder is None:
+        return
+    try:
+        digest = key(source, name, strict)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".code", dir=folder)  # created 0600
+        try:
+            with os.fdopen(fd, "wb") as out:
+                payload = marshal.dumps(code)
+                out.write(FORMAT + digest.encode("ascii") + b"\n" + hashlib.sha256(payload).digest() + payload)
+            os.replace(tmp, folder / f"{digest}.code")
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except (OSError, ValueError):
+        return

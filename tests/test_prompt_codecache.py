@@ -1,0 +1,111 @@
+"""The compiled-template cache on disk: the shipped templates' code is kept for the next process,
+a corrupt or foreign file is ignored, and sealed templates never write one."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from promptd.config import VaultConfig
+from promptd.prompt import codecache, vault
+from promptd.prompt.context import parse_context
+from promptd.prompt.engine import Engine
+from promptd.prompt.pipeline import render, shipped_source, variables
+
+# What the shipped templates are rendered with.
+VALUES = variables(parse_context({"working_directory": "/w"}), {"read": "read_file"})
+# Renders Primary in a fresh process and says whether Jinja compiled it there.
+CHILD = """
+from promptd.prompt import engine as module, pipeline
+from promptd.prompt.context import parse_context
+compiled = []
+original = module.PromptEnvironment.compile
+def counting(self, *args, **kwargs):
+    compiled.append(kwargs.get("name"))
+    return original(self, *args, **kwargs)
+module.PromptEnvironment.compile = counting
+result = pipeline.render(parse_context({"working_directory": "/w"}), {"read": "read_file"})
+print(len(compiled), result.sha256)
+"""
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch):
+    home = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home / "promptd"
+
+
+def _files(folder):
+    return sorted(folder.glob("*.code")) if folder.exists() else []
+
+
+def test_a_second_process_start_uses_the_cached_code(cache_home):
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home.parent)}
+    first = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert first[0] == "1"
+    [written] = _files(cache_home)
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600 and stat.S_IMODE(cache_home.stat().st_mode) == 0o700
+    second = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert second == ["0", first[1]]  # not compiled, and the same prompt
+
+
+def test_a_corrupt_or_foreign_cache_file_is_ignored_and_replaced(cache_home):
+    source = shipped_source("primary")
+    expected = Engine().render(source, VALUES, "primary", strict=True, persist=True)
+    [path] = _files(cache_home)
+    good = path.read_bytes()
+    for bad in (b"", b"garbage", good[: len(good) // 2], good.replace(codecache.FORMAT, b"promptd-code-0\n"), good[:-40] + b"\xff" * 40, good[:-1] + bytes([good[-1] ^ 1])):
+        path.write_bytes(bad)
+        assert Engine().render(source, VALUES, "primary", strict=True, persist=True) == expected
+        assert path.read_bytes() == good
+    # Another template's code under this key (a file copied or renamed) is not used either.
+    Engine().render(shipped_source("subagent"), VALUES, "subagent", strict=True, persist=True)
+    other = next(p for p in _files(cache_home) if p != path)
+    path.write_bytes(other.read_bytes())
+    assert Engine().render(source, VALUES, "primary", strict=True, persist=True) == expected
+
+
+def test_an_unwritable_cache_folder_only_means_compiling(cache_home):
+    cache_home.parent.mkdir()
+    cache_home.write_text("not a folder")
+    assert Engine().render(shipped_source("primary"), VALUES, "primary", strict=True, persist=True)
+
+
+def test_strict_and_lenient_code_are_kept_apart(cache_home):
+    source = shipped_source("subagent")
+    Engine().render(source, VALUES, "subagent", strict=True, persist=True)
+    Engine().render(source, VALUES, "subagent", strict=False, persist=True)
+    assert len(_files(cache_home)) == 2
+
+
+def test_sealed_templates_never_write_a_cache_file(cache_home, tmp_path):
+    key = vault.new_key()
+    key_file = tmp_path / "vault.key"
+    key_file.write_text(key.hex())
+    key_file.chmod(0o600)
+    sealed = tmp_path / "primary.sealed"
+    sealed.write_bytes(vault.seal(b"Team primary for ${{ system_prompt_label }}.", key, "primary"))
+    config = VaultConfig(key_file=str(key_file), templates={"primary": str(sealed)})
+    result = render(parse_context({}), {}, open_vault=lambda template_id: vault.vault_for(config, {}, template_id))
+    assert result.text == "Team primary for Grok."
+    opened = vault.Vault(vault.SHIPPED_FILE, vault.DEFAULT_KEY)
+    assert "Begin Patch" in render(parse_context({"system_prompt": "codex"}), {"patch": "apply_patch"}, open_vault=lambda _id: opened).text
+    # Even asked to, the engine keeps nothing of a template it must not cache.
+    Engine().render("Secret ${{ system_prompt_label }}", VALUES, "apply_patch", cache=False, persist=True)
+    assert not cache_home.exists()
+
+
+def test_a_served_render_writes_the_cache_for_the_next_start(tmp_path, spawn):
+    home = tmp_path / "cache"
+    server = spawn(env={"XDG_CACHE_HOME": str(home)})
+    server.call("initialize", {"client_info": {"name": "t"}})
+    first = server.call("prompt/render", {"context": {"working_directory": "/w"}})
+    assert len(_files(home / "promptd")) == 1
+    again = spawn(env={"XDG_CACHE_HOME": str(home)})
+    again.call("initialize", {"client_info": {"name": "t"}})
+    assert again.call("prompt/render", {"context": {"working_directory": "/w"}}) == first
