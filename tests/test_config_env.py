@@ -87,3 +87,14 @@ def test_an_invalid_setting_still_stops_start_up_with_one_line_naming_it():
     # The same one-line format as an invalid config file's setting.
     assert len(lines) == 1 and lines[0].startswith("promptd: invalid config at reminders.style: ")
     assert "morse" not in lines[0] and "Traceback" not in lines[0]
+
+
+def test_a_start_with_no_settings_gets_the_defaults_unvalidated_and_equal_to_validated_ones():
+    settings = config_module
+    loaded = settings.load(environ={})
+    assert loaded == settings.Config() and loaded.model_dump() == settings.Config().model_dump()
+    assert loaded.model_fields_set == set() and loaded.reminders == settings.RemindersConfig()
+    # Overrides on top of them are still validated.
+    assert loaded.merged({"log_level": "debug"}).log_level.value == "debug"
+    with pytest.raises(ConfigError):
+        loaded.merged({"log_level": "loud"})
