@@ -98,8 +98,21 @@ def _table_brackets() -> set[str]:
     return {ch for ch in reached if ch in PROTOTYPES and "<" in fold_all(ch)}
 
 
+# _table_brackets() of this confusables table, by the Unicode data version that folded it: computing
+# it was most of this module's import, so a process on a known version skips it. The tests check the
+# entry for the running version against the computation (regenerating confusables.py must update it).
+KNOWN_TABLE_BRACKETS = {
+    "14.0.0": "\u02c2\u1438\u16b2\u2039\u276e\u27e8\u2d66\u3008\ufe64\uff1c\U0001032d\U00016aec\U0001d236",
+}
+
+
+def table_brackets() -> set[str]:
+    known = KNOWN_TABLE_BRACKETS.get(unicodedata.unidata_version)
+    return set(known) if known is not None else _table_brackets()
+
+
 # Every character that folds to "<" (checked against all of Unicode by the tests).
-BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *_table_brackets(), *_RULE_BRACKETS}))
+BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *table_brackets(), *_RULE_BRACKETS}))
 # What an escape must decode to for its place to be worth reading: a bracket, a delimiter, or an
 # introducer of a further escape (double encoding).
 INTERESTING = BRACKETS + PUA_OPEN + PUA_CLOSE + "".join(INTRODUCERS)
