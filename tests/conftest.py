@@ -17,6 +17,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "protocol" / "vectors"
+# The compiled-template cache of every promptd the tests run (in-process and spawned) goes to a
+# folder of this run, not the user's own cache.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="promptd-test-cache-")
 
 
 class Served:
