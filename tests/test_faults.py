@@ -215,6 +215,14 @@ def test_a_body_looping_past_its_deadline_is_stopped_too(short_deadline):
 
 
 @linux_only
+def test_a_host_rendering_only_shipped_templates_never_starts_a_render_worker(spawn):
+    server = spawn()
+    assert server.call("prompt/render", {})["template"] == "primary"
+    assert server.call("prompt/render", {"context": {"audience": "subagent"}})["template"] == "subagent"
+    assert workers_of(server.proc.pid) == set()
+
+
+@linux_only
 def test_cancelling_a_looping_custom_render_answers_it_cancelled_and_kills_the_work(spawn):
     server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "600000"})
     assert server.call("prompt/render", custom("warm ${{ 1 }}"))["text"] == "warm 1"

@@ -34,10 +34,11 @@ if TYPE_CHECKING:
 
 
 def render(params: RenderParams, ctx: Context) -> RenderResult | Awaitable[RenderResult]:
-    from promptd.prompt import pipeline, vault, worker
+    from promptd.prompt import pipeline, vault
 
-    # A host that renders prompts gets a warm worker for its first custom template.
-    worker.pool().warm()
+    # No render worker is started here: a host that renders only the shipped templates never has
+    # one, and the first turn does not share the two cores with its start. The first caller's
+    # template starts it (and it is kept warm from then on).
     if pipeline.renders_inline(params.context, vault.own_templates(ctx.runtime.config.vault), strict=_strict(params, ctx)):
         return _render(params, ctx)
     return _render_offloaded(params, ctx)
