@@ -109,3 +109,23 @@ def test_a_served_render_writes_the_cache_for_the_next_start(tmp_path, spawn):
     again = spawn(env={"XDG_CACHE_HOME": str(home)})
     again.call("initialize", {"client_info": {"name": "t"}})
     assert again.call("prompt/render", {"context": {"working_directory": "/w"}}) == first
+
+
+def test_code_is_loaded_only_from_a_folder_and_file_of_our_own(cache_home, tmp_path):
+    # Loaded code runs in promptd: a file others could have written, or a link, is never loaded.
+    source = shipped_source("primary")
+    Engine().render(source, VALUES, "primary", strict=True, persist=True)
+    [path] = _files(cache_home)
+    assert codecache.load(source, "primary", True) is not None
+    path.chmod(0o666)
+    assert codecache.load(source, "primary", True) is None
+    path.chmod(0o600)
+    cache_home.chmod(0o777)
+    assert codecache.load(source, "primary", True) is None
+    cache_home.chmod(0o700)
+    elsewhere = tmp_path / "elsewhere.code"
+    elsewhere.write_bytes(path.read_bytes())
+    elsewhere.chmod(0o600)
+    path.unlink()
+    path.symlink_to(elsewhere)
+    assert codecache.load(source, "primary", True) is None

@@ -9,8 +9,10 @@ a caller's templates are not worth a file each.
 One file per template under $XDG_CACHE_HOME/promptd (else ~/.cache/promptd), named by a key that
 covers everything the code depends on: the jinja2 and Python versions, the engine's own source (its
 code generator and settings), strict or lenient, the template's name and the sha256 of its text.
-Each file holds its key and a checksum of the code. Written atomically (a 0600 temporary file renamed into a 0700 folder); a file that cannot be read,
-is truncated, corrupt or for another key is ignored (and replaced). Any failure to read or write
+Each file holds its key and a checksum of the code. Written atomically (a 0600 temporary file
+renamed into a 0700 folder); read only when the folder and the file belong to this user, are not
+group- or world-writable and are not links, since their code runs. A file that cannot be read, is
+truncated, corrupt or for another key is ignored (and replaced). Any failure to read or write
 only means compiling as before.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import stat
 import sys
 import tempfile
 import types
@@ -54,14 +57,35 @@ def key(source: str, name: str, strict: bool) -> str:
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
+def _private(st: os.stat_result) -> bool:
+    """Ours alone: code is loaded from here, so nobody else may have written it."""
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _read_private(folder: Path, filename: str) -> bytes | None:
+    """The file's bytes when the folder and the file are ours alone and neither is a link."""
+    folder_st = os.lstat(folder)
+    if not stat.S_ISDIR(folder_st.st_mode) or not _private(folder_st):
+        return None
+    fd = os.open(folder / filename, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        file_st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(file_st.st_mode) or not _private(file_st):
+            return None
+        return handle.read()
+
+
 def load(source: str, name: str, strict: bool) -> types.CodeType | None:
-    """The cached code object, or None (no cache, unreadable, corrupt, another key)."""
+    """The cached code object, or None (no cache, not ours alone, unreadable, corrupt, another
+    key)."""
     folder = directory()
     if folder is None:
         return None
     try:
         digest = key(source, name, strict)
-        data = (folder / f"{digest}.code").read_bytes()
+        data = _read_private(folder, f"{digest}.code")
+        if data is None:
+            return None
         header = FORMAT + digest.encode("ascii") + b"\n"
         if not data.startswith(header):
             return None
