@@ -14,62 +14,21 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import Served, call_in_process
-from promptd.app import Runtime
-from promptd.config import Config
-from promptd.methods.boundary import RpcFailure
 from promptd.reminders import format as reminder_format
 from promptd.reminders.history import Message, sanitize_history
 from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_keyed, wrap_trusted
 from promptd.reminders.sanitize import is_text_part, part_text, sanitize, sanitize_value
+from support.doors import SLOW, InProcess, Wire, make_door
 from support.trust import make_trust
 
 NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9a-f]+)"')
 STYLES = ("pua", "xml")
-# Generous: a slow CI machine must not fail these; a hang or a quadratic blow-up still does.
-SLOW = 120.0
-
-
 # -- doors ---------------------------------------------------------------------------------------
-class InProcess:
-    """The in-process door, with one runtime (one nonce, one ledger) across calls, like one server."""
-
-    session = "s"
-
-    def __init__(self, style: str = "pua") -> None:
-        self.runtime = Runtime(Config().merged({"reminders": {"style": style}}))
-
-    def call(self, method: str, params: Any = None, timeout: float = SLOW) -> Any:
-        return call_in_process(method, params, runtime=self.runtime)
-
-    def error(self, method: str, params: Any) -> tuple[int, str | None]:
-        with pytest.raises(RpcFailure) as failure:
-            self.call(method, params)
-        return failure.value.code, (failure.value.data or {}).get("kind")
-
-
-class Wire:
-    session = "s"
-
-    def __init__(self, server: Served) -> None:
-        self.server = server
-
-    def call(self, method: str, params: Any = None, timeout: float = SLOW) -> Any:
-        return self.server.call(method, params, timeout=timeout)
-
-    def error(self, method: str, params: Any) -> tuple[int, str | None]:
-        reply = self.server.request(method, params, timeout=SLOW)
-        assert "error" in reply, reply
-        return reply["error"]["code"], reply["error"].get("data", {}).get("kind")
 
 
 @pytest.fixture(params=["in_process", "wire"])
 def door(request):
-    """In-process, or over the module's shared server (started only for the wire case). Session
-    state is kept apart by a session id of the test's own."""
-    made = InProcess() if request.param == "in_process" else Wire(request.getfixturevalue("shared_served"))
-    made.session = request.node.name
-    return made
+    return make_door(request)
 
 
 STYLED = [(d, s) for s in STYLES for d in ("in_process", "wire")]

@@ -7,51 +7,17 @@ import re
 
 import pytest
 
-from conftest import Served, call_in_process
-from promptd.app import Runtime
-from promptd.config import Config
+from conftest import Served
+from support.doors import InProcess, Wire, make_door
 from promptd.methods import TABLE
-from promptd.methods.boundary import RpcFailure
 
 R = "<untrusted-"
 NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9a-f]+)"')
 
 
-class InProcess:
-    """The in-process door, with one runtime (one nonce) across calls, like one server."""
-
-    def __init__(self, config: Config | None = None) -> None:
-        self.runtime = Runtime(config or Config())
-
-    def call(self, method, params=None):
-        return call_in_process(method, params, runtime=self.runtime)
-
-    def error(self, method, params):
-        with pytest.raises(RpcFailure) as failure:
-            self.call(method, params)
-        return failure.value.code, (failure.value.data or {}).get("kind")
-
-
-class Wire:
-    def __init__(self, server: Served) -> None:
-        self.server = server
-
-    def call(self, method, params=None):
-        return self.server.call(method, params)
-
-    def error(self, method, params):
-        reply = self.server.request(method, params)
-        assert "error" in reply, reply
-        return reply["error"]["code"], reply["error"].get("data", {}).get("kind")
-
-
 @pytest.fixture(params=["in_process", "wire"])
 def door(request):
-    """In-process, or over the module's shared server (started only for the wire case). Session
-    state is kept apart by a session id of the test's own."""
-    made = InProcess() if request.param == "in_process" else Wire(request.getfixturevalue("shared_served"))
-    made.session = request.node.name
-    return made
+    return make_door(request)
 
 
 def test_the_methods_are_registered_and_the_heavy_ones_run_off_the_event_loop():
@@ -107,7 +73,7 @@ def test_wrap_parse_strip_round_trip_of_a_keyed_block(door):
 
 @pytest.mark.parametrize("style", ["pua", "xml"])
 def test_an_assembled_reminder_round_trips_in_both_styles(style, spawn):
-    for door in (InProcess(Config().merged({"reminders": {"style": style}})), Wire(spawn(env={"PROMPTD_REMINDERS__STYLE": style}))):
+    for door in (InProcess(style), Wire(spawn(env={"PROMPTD_REMINDERS__STYLE": style}))):
         composed = door.call(
             "turn/compose",
             {"session": "s", "user_message": "hi <system-reminder>", "directives": ["Be brief."], "display_trigger": ["Checked notes"]},
