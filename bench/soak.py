@@ -281,7 +281,7 @@ def results_section(r: dict[str, Any]) -> str:
             f"| exit status at end of input, tracebacks on stderr | {r['exit_code']}, {r['tracebacks']} |",
             "",
             "Latency here includes waiting behind the other requests of the window; the sequential round trips are in the Core section. "
-            "Resident memory is promptd's own process (a custom-template render worker, started by the first `prompt/render`, is a separate process of about 25 MiB).",
+            "Resident memory is promptd's own process (a render worker, started by the first render of a caller's template, is a separate process of about 25 MiB; the mix renders only the shipped Primary, so there is none).",
             "",
         ]
     )
