@@ -119,6 +119,45 @@ def test_global_options_are_accepted_after_the_command(tmp_path):
     assert refused.returncode == 2 and refused.stderr.decode().count("\n") == 1
 
 
+SERVE_LINES = [
+    ["serve"],
+    ["serve", "--log-level", "debug"],
+    ["--log-level", "error", "serve"],
+    ["serve", "--config", "a.toml", "--log-level=info"],
+    ["--config=serve", "serve"],
+    ["--config", "serve", "serve"],
+    ["serve", "--config", "serve"],
+    ["--log-level", "debug", "serve", "--log-level", "error"],
+    ["serve", "--log-level", "loud"],
+    ["serve", "--config"],
+    ["serve", "--config="],
+    ["serve", "--conf", "a.toml"],
+    ["serve", "-h"],
+    ["serve", "extra"],
+    ["call", "reminder/keys"],
+    ["--config", "serve"],
+    [],
+]
+
+
+@pytest.mark.parametrize("argv", SERVE_LINES, ids=" ".join)
+def test_the_serve_shortcut_reads_a_command_line_as_the_full_parser_does_or_leaves_it_to_it(argv):
+    from promptd import cli
+
+    shortcut = cli.serve_options(argv)
+    if shortcut is None:
+        return  # the full parser reads it, as it reads every other command line
+    full = cli.build_parser().parse_args(argv)
+    assert (shortcut.command, shortcut.config, shortcut.log_level) == (full.command, full.config, full.log_level)
+
+
+def test_the_serve_shortcut_takes_the_command_lines_a_host_spawns():
+    from promptd import cli
+
+    for argv in (["serve"], ["serve", "--log-level", "debug"], ["--config", "p.toml", "serve"]):
+        assert cli.serve_options(argv) is not None, argv
+
+
 def test_call_reads_params_from_stdin_and_from_a_file(tmp_path):
     params = b'{"key": "session.cwd", "body": "/tmp"}'
     from_stdin = run_cli("call", "reminder/wrap", "-", stdin=params)
@@ -206,3 +245,37 @@ def test_serve_reads_requests_from_a_regular_file_too(tmp_path):
         result = subprocess.run([sys.executable, "-m", "promptd", "serve"], stdin=stdin, capture_output=True, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
     assert result.returncode == 0
     assert sorted(json.loads(line)["id"] for line in result.stdout.splitlines()) == [0, 1, 2]
+
+
+MERGES = [
+    {},
+    {"log_level": "debug"},
+    {"log_level": "loud"},
+    {"max_message_bytes": 10},
+    {"no_such_setting": 1},
+    {"reminders": {"style": "xml"}},
+    {"reminders": {"budget_chars": 0}},
+    {"reminders": {"nope": 1}},
+    {"reminders": 5},
+    {"reminders": None},
+    {"todo_gate": {"enabled": True}, "shutdown_deadline_ms": 0, "sessions": {"max_sessions": 2}},
+    {"vault": {"templates": {"bad id!": "x"}}},
+    {"keys": {"extra": [{"key": "host.a", "purpose": "p"}]}},
+]
+
+
+@pytest.mark.parametrize("overrides", MERGES, ids=lambda o: json.dumps(o))
+def test_merging_validates_only_what_is_given_with_the_result_and_error_of_a_whole_validation(overrides):
+    base = config_module.Config().merged({"reminders": {"budget_chars": 77}, "log_level": "warning"})
+    whole_data = {**base.model_dump()}
+    for name, value in overrides.items():
+        whole_data[name] = {**whole_data[name], **value} if isinstance(value, dict) and isinstance(whole_data.get(name), dict) else value
+    try:
+        expected = config_module.Config.model_validate(whole_data)
+    except Exception as exc:  # the whole validation's first error, as a location
+        expected_error = exc.errors()[0]["loc"]
+        with pytest.raises(ConfigError) as raised:
+            base.merged(overrides)
+        assert raised.value.data["field"] == ".".join(map(str, expected_error))
+        return
+    assert base.merged(overrides).model_dump() == expected.model_dump()

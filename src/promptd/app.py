@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from promptd.assembly.registry import ProviderRegistry, spec_from_mapping
-from promptd.config import Config
+from promptd.config import VAULT_KEY_ENV, Config, defaults
 from promptd.errors import ConfigError, PromptdError
 from promptd.logs import Logger
 from promptd.reminders.keys import KeyRegistry
 from promptd.reminders.ledger import Ledger, Trust
 from promptd.reminders.nonce import new_nonce
-from promptd.sessions import Session, SessionStore
 from promptd.text import OffsetUnit
 
 if TYPE_CHECKING:
+    from promptd.assembly.registry import ProviderRegistry
     from promptd.assembly.spill import SpillStore
+    from promptd.sessions import Session, SessionStore
 
 
 class Runtime:
@@ -40,14 +40,31 @@ class Runtime:
         self.initialized = False
         self.config = config
         self.keys = self._build_keys(config)
-        self.sessions = SessionStore(config.sessions)
-        self.providers = self._build_providers(config)
+        # The provider registry and the session store are built on first use, so a host that only
+        # renders prompts or wraps text never pays for the assembly area; providers the
+        # configuration declares are checked now, as every other setting is.
+        self._sessions: SessionStore | None = None
+        self._providers: ProviderRegistry | None = self._build_providers(config) if config.reminders.providers else None
         self._spill: SpillStore | None = None
         self._check_vault(config)
 
     @property
     def nonce(self) -> str:
         return self.trust.nonce
+
+    @property
+    def sessions(self) -> SessionStore:
+        if self._sessions is None:
+            from promptd.sessions import SessionStore
+
+            self._sessions = SessionStore(self.config.sessions)
+        return self._sessions
+
+    @property
+    def providers(self) -> ProviderRegistry:
+        if self._providers is None:
+            self._providers = self._build_providers(self.config)
+        return self._providers
 
     @property
     def spill(self) -> SpillStore:
@@ -73,9 +90,9 @@ class Runtime:
         except PromptdError as exc:
             raise ConfigError(f"invalid config at keys.extra: {exc.message}", field="keys.extra") from exc
         providers = None
-        if config.reminders != self.config.reminders or config.todo_nudge != self.config.todo_nudge:
+        if self._providers is not None and (config.reminders != self.config.reminders or config.todo_nudge != self.config.todo_nudge):
             providers = self._build_providers(config)
-            for spec in self.providers.registered_at_run_time():
+            for spec in self._providers.registered_at_run_time():
                 try:
                     providers.register(spec, at_run_time=True)
                 except PromptdError as exc:
@@ -84,11 +101,14 @@ class Runtime:
             self._check_vault(config)
         self.config = config
         self.keys = keys
-        self.sessions.config = config.sessions
+        if self._sessions is not None:
+            self._sessions.config = config.sessions
         self.trust.ledger.configure(config.reminders.ledger_max_entries, config.reminders.ledger_eviction)
         if providers is not None:
-            self.providers = providers
+            self._providers = providers
             self._spill = None
+        elif self._providers is None and config.reminders.providers:
+            self._providers = self._build_providers(config)  # checked now, as at start-up
         self.log.set_level(config.log_level)
 
     def tools_for(self, session: Session) -> dict[str, str]:
@@ -103,6 +123,8 @@ class Runtime:
     @staticmethod
     def _build_providers(config: Config) -> ProviderRegistry:
         """Built-ins switched on in config, then the providers config declares; raises ConfigError."""
+        from promptd.assembly.registry import ProviderRegistry, spec_from_mapping
+
         switches = {"session_metadata": config.reminders.session_metadata, "project_memory": config.reminders.project_memory, "file_modified": config.reminders.file_modified, "todo_nudge": config.todo_nudge.enabled}
         registry = ProviderRegistry({name for name, on in switches.items() if on})
         if not config.reminders.providers:
@@ -122,13 +144,15 @@ class Runtime:
         """The vault's key and sealed files, checked before anything is served, so a configured
         key file that is missing stops start-up instead of failing the first render; logs which
         key source is used (its kind and path or variable name, never the key). Raises ConfigError."""
+        configured = config.vault != defaults(type(config.vault)) or bool(os.environ.get(VAULT_KEY_ENV))
+        if not configured and not self.log.enabled("debug"):
+            return  # the shipped key and templates: nothing to check, and nothing to say above debug
         from promptd.prompt import vault
 
         try:
             report = vault.startup_report(config.vault, os.environ)
         except PromptdError as exc:
             raise ConfigError(f"invalid config at vault: {exc.message}", field="vault", **exc.data) from None
-        configured = config.vault != type(config.vault)() or bool(os.environ.get(vault.KEY_ENV))
         # Said at info once a key or template of one's own is configured; the shipped defaults are
         # not news.
         self.log.log("info" if configured else "debug", "vault_key", **report)

@@ -10,10 +10,10 @@ request the method refused). `serve` adds the protocol's own rule: 1 for `exit` 
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -21,6 +21,9 @@ from promptd import PROTOCOL_VERSION, __version__
 from promptd.config import Config, ignored_env_names, load
 from promptd.errors import ConfigError
 from promptd.logs import Logger
+
+if TYPE_CHECKING:
+    import argparse
 
 LOG_LEVELS = ["debug", "info", "warning", "error"]
 EXIT_OK = 0
@@ -122,6 +125,8 @@ def version_line() -> str:
 
 
 def _formatter(prog: str) -> argparse.HelpFormatter:
+    import argparse
+
     return argparse.RawDescriptionHelpFormatter(prog, max_help_position=30)
 
 
@@ -129,6 +134,8 @@ def _add_global_options(parser: argparse.ArgumentParser, *, on_command: bool) ->
     # On a command the options default to SUPPRESS, so a value given before the command is
     # not overwritten by the command's own default.
     # A command that defines an option of the same name itself keeps its own.
+    import argparse
+
     default = argparse.SUPPRESS if on_command else None
     if "--config" not in parser._option_string_actions:
         parser.add_argument("--config", metavar="FILE", default=default, help="promptd.toml to read (default: PROMPTD_CONFIG, else none)")
@@ -138,6 +145,8 @@ def _add_global_options(parser: argparse.ArgumentParser, *, on_command: bool) ->
 
 def _command_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """Every parser below `parser` (commands, and subcommands such as `vault seal`), once each."""
+    import argparse
+
     found: list[argparse.ArgumentParser] = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -149,6 +158,8 @@ def _command_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentP
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="promptd",
         description=(
@@ -179,7 +190,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_config(args: argparse.Namespace) -> Config:
+def serve_options(argv: list[str]) -> SimpleNamespace | None:
+    """The options of `promptd serve [--config FILE] [--log-level LEVEL]`, the command line a host
+    spawns, read without the full parser: importing argparse and building every command's parser
+    is a measurable part of a host's wait for its first answer. None for any other command line,
+    which the full parser reads (and reports on): the two agree on everything this accepts."""
+    options: dict[str, str] = {}
+    rest = list(argv)
+    if "serve" not in rest:
+        return None
+    rest.remove("serve")
+    while rest:
+        name, _, value = rest.pop(0).partition("=")
+        if name not in ("--config", "--log-level") or name in options:
+            return None
+        if not _:
+            if not rest or rest[0].startswith("-"):
+                return None
+            value = rest.pop(0)
+        if not value or (name == "--log-level" and value not in LOG_LEVELS):
+            return None
+        options[name] = value
+    return SimpleNamespace(command="serve", config=options.get("--config"), log_level=options.get("--log-level"))
+
+
+def load_config(args: argparse.Namespace | SimpleNamespace) -> Config:
     config = load(getattr(args, "config", None))
     level = getattr(args, "log_level", None)
     if level:
@@ -216,12 +251,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        # A bare `promptd` asked for nothing wrong: it gets the help, on stdout, and exit 0.
-        parser.print_help()
-        return EXIT_OK
+    args: argparse.Namespace | SimpleNamespace | None = serve_options(sys.argv[1:] if argv is None else argv)
+    if args is None:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            # A bare `promptd` asked for nothing wrong: it gets the help, on stdout, and exit 0.
+            parser.print_help()
+            return EXIT_OK
     if args.command == "version":
         print(version_line())
         return EXIT_OK

@@ -11,13 +11,13 @@ invalid value is still an error.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
 from promptd.errors import ConfigError
 from promptd.logs import LogLevel
@@ -25,8 +25,10 @@ from promptd.prompt.kinds import VaultKeySource
 from promptd.reminders.kinds import BlockStyle, Eviction
 
 ENV_PREFIX = "PROMPTD_"
+CONFIG_ENV = "PROMPTD_CONFIG"
+VAULT_KEY_ENV = "PROMPTD_VAULT_KEY"
 # PROMPTD_* variables promptd reads that are not configuration fields (never reported as ignored).
-NON_CONFIG_ENV = {"PROMPTD_VAULT_KEY", "PROMPTD_CONFIG"}
+NON_CONFIG_ENV = {VAULT_KEY_ENV, CONFIG_ENV}
 
 
 class Section(BaseModel):
@@ -131,14 +133,16 @@ class Config(Section):
 
     def merged(self, overrides: Mapping[str, Any]) -> Config:
         """A new config with `overrides` deep-merged on top; raises ConfigError."""
-        return _validate(_deep_merge(self.model_dump(), dict(overrides)))
+        return _validate(overrides, self)
 
 
 def load(path: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
     environ = os.environ if environ is None else environ
     data: dict[str, Any] = {}
-    path = path or environ.get("PROMPTD_CONFIG")
+    path = path or environ.get(CONFIG_ENV)
     if path:
+        import tomllib  # only when there is a file to read
+
         try:
             with open(path, "rb") as handle:
                 data = tomllib.load(handle)
@@ -147,7 +151,7 @@ def load(path: str | Path | None = None, environ: Mapping[str, str] | None = Non
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
     data = _deep_merge(data, _from_env(environ))
-    return _validate(data) if data else defaults()
+    return _validate(data, defaults())
 
 
 def defaults(model: type[Section] = Config) -> Any:
@@ -214,10 +218,47 @@ def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _validate(data: dict[str, Any]) -> Config:
+def _validate(data: Mapping[str, Any], base: Config) -> Config:
+    """`data` deep-merged over `base`, validated part by part: each section `data` names is
+    validated whole (its fields from `base` under the given ones), the top-level settings it names
+    through a model of those settings alone, and every other section is `base`'s, valid already.
+    The same result and errors as validating the whole merged config, without building the
+    validators of the sections nobody set: a measurable part of a host's wait at start-up."""
+    changes: dict[str, Any] = {}
+    scalars: dict[str, Any] = {}
+    sections = _section_models()
+    for name, value in data.items():
+        model = sections.get(name)
+        if model is None:
+            scalars[name] = value
+            continue
+        if isinstance(value, Mapping):
+            value = _deep_merge(getattr(base, name).model_dump(), dict(value))
+        changes[name] = _checked(model, value, (name,))
+    if scalars:
+        given = _checked(_top_level_model(), scalars, ())
+        changes.update({name: getattr(given, name) for name in scalars})
+    return base.model_copy(update=changes) if changes else base
+
+
+def _checked(model: type[Section], value: Any, where: tuple[str, ...]) -> Any:
     try:
-        return Config.model_validate(data)
+        return model.model_validate(value)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "config"
-        raise ConfigError(f"invalid config at {where}: {first['msg']}", field=where) from exc
+        path = ".".join(str(p) for p in (*where, *first["loc"])) or "config"
+        raise ConfigError(f"invalid config at {path}: {first['msg']}", field=path) from exc
+
+
+@cache
+def _section_models() -> dict[str, type[Section]]:
+    return {name: field.annotation for name, field in Config.model_fields.items() if isinstance(field.annotation, type) and issubclass(field.annotation, Section)}
+
+
+@cache
+def _top_level_model() -> type[Section]:
+    """Config's own settings (not its sections), with their declarations: validates `log_level`
+    and the like without building every section's validator. Unknown names are refused by it."""
+    fields: dict[str, Any] = {name: (field.annotation, field) for name, field in Config.model_fields.items() if name not in _section_models()}
+    model: type[Section] = create_model("Config", __base__=Section, **fields)
+    return model

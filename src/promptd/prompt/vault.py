@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from promptd.config import VAULT_KEY_ENV as KEY_ENV
 from promptd.errors import VaultLocked
 
 FORMAT = "promptd-vault/1"
@@ -36,7 +37,6 @@ NONCE_BYTES = 12  # 96 bits: the size GCM is specified for (NIST SP 800-38D)
 TAG_BYTES = 16
 # GCM's decryptor may hold back up to one block minus a byte, so update_into needs that much room.
 BLOCK_SLACK = 15
-KEY_ENV = "PROMPTD_VAULT_KEY"
 # Group/other permission bits: a key file anyone else can read is no key (the rule ssh applies).
 UNSAFE_KEY_MODE = 0o077
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -6,9 +6,9 @@ The table in docs/reminder-keys.md is generated from the same file (`make docs`)
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from promptd.errors import UnregisteredKey
 from promptd.reminders.format import check_key
@@ -23,7 +23,10 @@ class KeyInfo:
 
 @cache
 def reserved() -> tuple[KeyInfo, ...]:
-    raw = json.loads(resources.files("promptd.reminders").joinpath("keys.json").read_text("utf-8"))
+    # Read beside this module (as the shipped templates are): importlib.resources would add its
+    # import to every start for one file that is always on disk.
+    with open(os.path.join(os.path.dirname(__file__), "keys.json"), encoding="utf-8") as handle:
+        raw = json.load(handle)
     return tuple(KeyInfo(**entry) for entry in raw)
 
 
