@@ -126,4 +126,10 @@ if __name__ == "__main__":
         at = args.index("--against")
         other = args[at + 1]
         del args[at : at + 2]
+    # With PYTHONDONTWRITEBYTECODE set, every spawn would compile promptd's modules from source;
+    # compile once, as an install does (bench/run.py does the same for `make bench`).
+    import compileall
+
+    for tree in filter(None, [str(HERE.parent / "src" / "promptd"), other and str(Path(other) / "promptd")]):
+        compileall.compile_dir(tree, quiet=1)
     print("\n".join(section(int(args[0]) if args else RUNS, other)))

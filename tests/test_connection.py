@@ -356,7 +356,7 @@ def test_end_of_input_serves_an_unterminated_last_line_then_ends_with_zero(peer)
 def test_after_end_of_input_what_is_still_in_flight_is_answered(peer):
     peer.send(req("slow", "test/sleep", {"ms": 1}))
     peer.conn.receive_data(b"")
-    assert peer.conn.next_event() == rpc.EndOfInput() and peer.conn.state is rpc.State.CLOSED
+    assert isinstance(peer.conn.next_event(), rpc.EndOfInput) and peer.conn.state is rpc.State.CLOSED
     assert frames(peer.conn.send_result("slow", {"tag": ""}))[0]["id"] == "slow"
 
 

@@ -19,8 +19,7 @@ import enum
 import traceback
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from promptd.rpc import codes
 from promptd.rpc.framing import LineFramer, Oversize, peek_request_id
@@ -71,17 +70,17 @@ class State(enum.StrEnum):
 
 
 # ---- events --------------------------------------------------------------------------------
+# Immutable records as NamedTuples (as the messages in messages.py): a frozen dataclass costs
+# about a millisecond to define at every start and an object.__setattr__ per field per event.
 
 
-@dataclass(frozen=True, slots=True)
-class Send:
+class Send(NamedTuple):
     """Bytes the connection answered by itself (a refusal, a batch answered at once): write them."""
 
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
+class Call(NamedTuple):
     """A request to run. Answer it exactly once with send_result, send_error or send_cancelled."""
 
     id: Id
@@ -89,23 +88,20 @@ class Call:
     params: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Notify:
+class Notify(NamedTuple):
     """A notification to run; it is never answered."""
 
     method: str
     params: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Cancel:
+class Cancel(NamedTuple):
     """The client cancelled request `id`, which is in flight: stop it, answer with send_cancelled."""
 
     id: Id
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(NamedTuple):
     """The client answered our call `call_id` (started with start_call)."""
 
     call_id: str
@@ -113,25 +109,27 @@ class Reply:
     error: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Exit:
+class Exit(NamedTuple):
     """The client sent `exit`: stop every request, then end with `code` (0 after shutdown, else 1)."""
 
     code: int
 
 
-@dataclass(frozen=True, slots=True)
 class EndOfInput:
     """Input ended: finish what is in flight, flush, end with 0."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+    def __repr__(self) -> str:
+        return "EndOfInput()"
+
+
+class Diagnostic(NamedTuple):
     """Something for the log (metadata only): `level`, `event` and its fields."""
 
     level: str
     event: str
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, Any]
 
 
 Event = Send | Call | Notify | Cancel | Reply | Exit | EndOfInput | Diagnostic
@@ -141,12 +139,14 @@ class ProtocolUsageError(Exception):
     """The transport answered an id that is not in flight: a bug in the caller, never input."""
 
 
-@dataclass(slots=True, eq=False)
 class _Batch:
     """The answers of one batch line, in member order; sent once the last one is in."""
 
-    slots: list[Frame | None]
-    waiting: int = 0
+    __slots__ = ("slots", "waiting")
+
+    def __init__(self, slots: list[Frame | None]) -> None:
+        self.slots = slots
+        self.waiting = 0
 
 
 class Connection:

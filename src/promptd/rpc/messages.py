@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
@@ -31,21 +30,18 @@ INT64_MAX = 2**63 - 1
 Id = str | int
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     id: Id
     method: str
     params: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Notification:
+class Notification(NamedTuple):
     method: str
     params: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+class Response(NamedTuple):
     """A reply from the client to a request the server sent it."""
 
     id: Id
@@ -53,8 +49,7 @@ class Response:
     error: Any = None
 
 
-@dataclass(frozen=True, slots=True)
-class Invalid:
+class Invalid(NamedTuple):
     """A message that is answered with an error frame and nothing else."""
 
     frame: dict[str, Any]
@@ -63,8 +58,7 @@ class Invalid:
 Message = Request | Notification | Response | Invalid
 
 
-@dataclass(frozen=True, slots=True)
-class Decoded:
+class Decoded(NamedTuple):
     messages: list[Message]
     batch: bool
 
