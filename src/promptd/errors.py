@@ -13,12 +13,10 @@ clients read one list. A test checks that every `"kind": "..."` the source sends
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class WireError:
+class WireError(NamedTuple):
     """One error code as the protocol document describes it."""
 
     code: int

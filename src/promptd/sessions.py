@@ -14,6 +14,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from promptd.config import SessionsConfig, TodoGateConfig
 from promptd.todos import NUDGE_KEY, Decision, GateOutcome, Todo, decide
@@ -121,8 +122,7 @@ def complete_turn(session: Session, todo_write: bool, tools_called: list[str], p
     return nudged
 
 
-@dataclass(frozen=True, slots=True)
-class GateTurn:
+class GateTurn(NamedTuple):
     outcome: GateOutcome
     # The prompt reached its cap and had not been told so before: the notice's event goes once.
     first_exhausted: bool

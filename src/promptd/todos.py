@@ -7,9 +7,8 @@ they are sanitized and never rendered as a template.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from promptd.text import one_line
 
@@ -54,15 +53,13 @@ OPEN_STATUSES = (TodoStatus.PENDING, TodoStatus.IN_PROGRESS)
 MAX_ITEM_CHARS = 200
 
 
-@dataclass(frozen=True, slots=True)
-class Todo:
+class Todo(NamedTuple):
     id: str
     content: str
     status: TodoStatus
 
 
-@dataclass(frozen=True, slots=True)
-class Partition:
+class Partition(NamedTuple):
     pending: tuple[Todo, ...]
     backed: tuple[Todo, ...]
     unbacked: tuple[Todo, ...]
@@ -84,8 +81,7 @@ class Reason(StrEnum):
     OPEN_TODOS = "open_todos"  # the nudge: open work remains and the model stopped
 
 
-@dataclass(frozen=True, slots=True)
-class GateOutcome:
+class GateOutcome(NamedTuple):
     decision: Decision
     reason: Reason
     fires: int

@@ -7,7 +7,7 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from promptd.assembly import budget as budgeting
 from promptd.assembly.kinds import FragmentStatus, Scope
@@ -29,8 +29,7 @@ U = TypeVar("U")
 DIRECTIVE_KEY = "directive"
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(NamedTuple):
     provider: str
     key: str
     chars: int
@@ -48,8 +47,7 @@ class Assembled:
     display_trigger: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     session: str
     user_message: str = ""
     directives: tuple[str, ...] = ()

@@ -12,7 +12,7 @@ so that it frees the room it was given for the fragments after it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from promptd.assembly.kinds import FragmentStatus
 from promptd.assembly.model import Fragment
@@ -20,14 +20,12 @@ from promptd.assembly.model import Fragment
 SEPARATOR = "\n\n"
 
 
-@dataclass(frozen=True, slots=True)
-class Placed:
+class Placed(NamedTuple):
     fragment: Fragment
     status: FragmentStatus
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     placed: list[Placed]
     trigger: str | None  # the trigger markup kept, if any
     # Characters available to the fragment to truncate (marker included), if there is one.

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
+
 from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderSpec:
+class ProviderSpec(NamedTuple):
     name: str
     scope: Scope
     kind: ProviderKind
@@ -20,15 +20,13 @@ class ProviderSpec:
     max_bytes: int = 64 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Fragment:
+class Fragment(NamedTuple):
     provider: str
     key: str
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Skip:
+class Skip(NamedTuple):
     provider: str
     reason: SkipReason
     elapsed_ms: float

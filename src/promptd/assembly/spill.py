@@ -14,8 +14,8 @@ import secrets
 import stat
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from promptd.config import RemindersConfig
 
@@ -26,8 +26,7 @@ class SpillFailed(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
-class Spilled:
+class Spilled(NamedTuple):
     path: str
     retention_hours: float
 

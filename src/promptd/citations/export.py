@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from promptd.citations.kinds import MarkerForm, SegmentType
 from promptd.citations.markers import Segment, parse
@@ -25,28 +25,24 @@ _CLOSING_PUNCTUATION = frozenset(".,;:!?)]}\u00bb\u201d\u2019\u3001\u3002\uff0c\
 SOURCES_HEADING = "Sources:"
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(NamedTuple):
     url: str | None = None
     title: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+class Reference(NamedTuple):
     number: int
     ids: tuple[str, ...]
     title: str
     url: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Exported:
+class Exported(NamedTuple):
     text: str
     references: list[Reference]
 
 
-@dataclass(frozen=True, slots=True)
-class Stripped:
+class Stripped(NamedTuple):
     text: str
     removed: int
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from promptd.citations.kinds import MarkerForm, SegmentType
 
@@ -58,8 +59,7 @@ _BLANKS = " \t"
 _SEPARATORS = ",;"
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(NamedTuple):
     type: SegmentType
     # The exact source text of the span: segments concatenate back to the input.
     text: str
@@ -129,8 +129,7 @@ class _Cursor:
         return match.group()
 
 
-@dataclass(frozen=True, slots=True)
-class _Match:
+class _Match(NamedTuple):
     end: int
     marker_type: str
     ids: tuple[str, ...]

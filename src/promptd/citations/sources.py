@@ -10,7 +10,7 @@ accepted: a URL that cannot be understood is described as `invalid`, never an ex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from promptd.citations.kinds import OpenAction, SourceKind
@@ -60,8 +60,7 @@ _UNSHOWABLE = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Description:
+class Description(NamedTuple):
     kind: SourceKind
     label: str
     icon: str

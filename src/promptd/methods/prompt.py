@@ -7,11 +7,10 @@ are imported inside the handlers: the server's cold start never pays for them.
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import time
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from promptd.api.prompt import (
     LintParams,
@@ -64,12 +63,19 @@ async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
 
 def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) -> RenderResult:
     from promptd.errors import RenderTimeout
-    from promptd.prompt import pipeline, vault, worker
+    from promptd.prompt import pipeline, vault
 
     runtime = ctx.runtime
     tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
     started = time.perf_counter()
     deadline_s = runtime.config.prompt.render_timeout_ms / 1000
+
+    def render_callers(source: str, variables: Mapping[str, Any], name: str, strict: bool) -> str:
+        # The worker module is imported when a caller's template is rendered, not for every render.
+        from promptd.prompt import worker
+
+        return worker.pool().render(source, variables, name, strict, deadline_s=deadline_s, cancel=cancel)
+
     try:
         rendered = pipeline.render(
             params.context,
@@ -82,7 +88,7 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
             reminder_style=runtime.config.reminders.style,
             strict=_strict(params, ctx),
             # The caller's own templates render in a worker process under a CPU deadline.
-            render_callers=functools.partial(worker.pool().render, deadline_s=deadline_s, cancel=cancel),
+            render_callers=render_callers,
         )
     except RenderTimeout as exc:
         runtime.log.info("render_timeout", template=exc.data.get("template"), limit_ms=exc.data.get("limit_ms"))

@@ -21,8 +21,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from jinja2 import TemplateSyntaxError, nodes
 from jinja2.idtracking import VAR_LOAD_RESOLVE
@@ -50,8 +49,7 @@ ERROR = "error"
 WARNING = "warning"
 
 
-@dataclass(frozen=True, slots=True)
-class Violation:
+class Violation(NamedTuple):
     line: int
     column: int
     kind: str  # unguarded_tool | dynamic_tool | aliased_tools | unguarded_param | undefined_variable | unknown_tool_kind | not_portable | syntax

@@ -16,8 +16,7 @@ import hashlib
 import ntpath
 import threading
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from promptd.errors import InvalidContext, TemplateRender
 from promptd.prompt.context import CustomOverride, PromptContext, SealedOverride
@@ -38,8 +37,7 @@ REMINDER_STYLES = frozenset(BlockStyle)
 DEFAULT_REMINDER_STYLE = BlockStyle.PUA
 
 
-@dataclass(frozen=True, slots=True)
-class Rendered:
+class Rendered(NamedTuple):
     text: str
     template: str  # primary | subagent | apply_patch | custom | full
     sha256: str

@@ -15,8 +15,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from jinja2 import TemplateSyntaxError
 from jinja2.lexer import TokenStream
@@ -30,8 +29,7 @@ TAG_ENDS = ("variable_end", "block_end")
 _UNKNOWN_NAME = re.compile(r"^No (?:filter|test) named '([^']+)'")
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     line: int
     column: int
     offset: int
@@ -144,8 +142,7 @@ def first_tag_column(source: str, line: int, lines: Lines | None = None) -> int:
     return found + 1 if found >= 0 else 1
 
 
-@dataclass(frozen=True, slots=True)
-class Opened:
+class Opened(NamedTuple):
     tag: str
     line: int
     column: int

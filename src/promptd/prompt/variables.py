@@ -12,8 +12,7 @@ disagree with what a template sees: a variable added there shows up here with no
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from promptd.prompt import pipeline
 from promptd.prompt.context import PromptContext
@@ -35,8 +34,7 @@ TOOL_KINDS = frozenset({"read", "edit", "patch", "list", "search", "execute", "p
 RUNTIME_NAMES = frozenset({"reminder_style"})
 
 
-@dataclass(frozen=True, slots=True)
-class Variable:
+class Variable(NamedTuple):
     name: str
     value: Any
     source: Source

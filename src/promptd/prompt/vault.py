@@ -25,7 +25,7 @@ import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from promptd.config import VAULT_KEY_ENV as KEY_ENV
 from promptd.errors import VaultLocked
@@ -48,8 +48,7 @@ SHIPPED_FILE = TEMPLATES / "apply_patch.sealed"
 DEFAULT_KEY = bytes.fromhex("586b20cc5c709173b686bacfabed3583b84f9345a3d1c7a36226dd83a008563b")
 
 
-@dataclass(frozen=True, slots=True)
-class Sealed:
+class Sealed(NamedTuple):
     template_id: str
     version: int
     nonce: bytes

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from promptd.reminders.ledger import Kind
 from promptd.reminders.kinds import BlockStyle, Refusal
@@ -39,14 +40,12 @@ TRACE_MAX_CHARS = 200
 COMPOSE_SEPARATOR = "\n\n"
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
     role: str
     content: object
 
 
-@dataclass(frozen=True)
-class History:
+class History(NamedTuple):
     messages: list[Message]
     neutralized: int
     dropped: int

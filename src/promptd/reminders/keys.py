@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 from functools import cache
 
 from promptd.errors import UnregisteredKey
 from promptd.reminders.format import check_key
 
 
-@dataclass(frozen=True, slots=True)
-class KeyInfo:
+class KeyInfo(NamedTuple):
     key: str
     purpose: str
     introduced_in: str

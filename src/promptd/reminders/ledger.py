@@ -19,7 +19,7 @@ import hmac
 import secrets
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from typing import NamedTuple
 from enum import StrEnum
 
 from promptd.reminders.kinds import Eviction
@@ -81,8 +81,7 @@ class Ledger:
             return True
 
 
-@dataclass(frozen=True)
-class Trust:
+class Trust(NamedTuple):
     """What the trusted path writes with: this process's nonce and its ledger."""
 
     nonce: str

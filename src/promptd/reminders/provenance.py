@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import hmac
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
+
 from promptd.errors import NestedMarker
 from promptd.reminders import format as keyed
 from promptd.reminders.format import escape_body
@@ -49,8 +50,7 @@ _PUA_OPEN = re.compile(PUA_OPEN + r"([0-9A-Za-z_-]{1,128})\n")
 _XML_OPEN = re.compile(r'<system-reminder(?: key="([A-Za-z0-9._-]++)")?(?: nonce="([0-9A-Za-z_-]{1,128})")?>')
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     authenticated: bool
     key: str | None
     body: str

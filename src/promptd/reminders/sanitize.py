@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from promptd.reminders.kinds import SpanKind
 from promptd.reminders.sanitizer.detect import scan
@@ -50,14 +50,12 @@ DEPTH_MARKER = f"[promptd: value nested deeper than {MAX_VALUE_DEPTH} levels wit
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text", "text_delta"})
 
 
-@dataclass(frozen=True)
-class Sanitized:
+class Sanitized(NamedTuple):
     text: str
     neutralized: int
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(NamedTuple):
     """Something a sanitizer would change, in the text's code-point offsets (content/inspect)."""
 
     start: int

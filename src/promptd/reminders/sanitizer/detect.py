@@ -23,8 +23,8 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
 from html.entities import html5
+from typing import NamedTuple
 
 from promptd.reminders.sanitizer.escapes import INTRODUCERS, unit, unit_readings
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
@@ -167,8 +167,7 @@ def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
     return ascii_patterns, others
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(NamedTuple):
     """Forged markup found in the text.
 
     For a tag, `start`/`end` span its bracket and `name` is where the first letter of its name
