@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -51,6 +52,18 @@ class Peer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def promptd_command() -> list[str]:
+    """`promptd serve` as a host spawns it: the console script installed beside this interpreter
+    (`python -m promptd` adds runpy's own start, about 20 ms, that no host pays), else `-m`."""
+    script = os.path.join(os.path.dirname(sys.executable), "promptd")
+    if os.access(script, os.X_OK):
+        return [script, "serve"]
+    return [sys.executable, "-m", "promptd", "serve"]
+
+
+PROMPTD = promptd_command()
 
 
 def env_for_promptd() -> dict[str, str]:

@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE))
 
 import driver  # noqa: E402
 
-PROMPTD = [sys.executable, "-m", "promptd", "serve"]
+PROMPTD = driver.PROMPTD
 ROUNDS = 300
 CONTEXT = {"working_directory": "/home/dev/project", "os_name": "linux", "shell_path": "/bin/bash", "current_date": "2026-12-01"}
 TOOLS = {"by_kind": {"read": "read_file", "edit": "edit_file", "execute": "run_terminal_command", "plan": "todo_write", "search": "grep"}}

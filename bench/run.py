@@ -20,7 +20,7 @@ import sanitize_shapes  # noqa: E402
 import sections  # noqa: E402
 import startup  # noqa: E402
 
-PROMPTD = [sys.executable, "-m", "promptd", "serve"]
+PROMPTD = driver.PROMPTD
 BASELINE = [sys.executable, str(HERE / "baseline_server.py")]
 ASYNCIO_FLOOR = [sys.executable, str(HERE / "asyncio_floor_server.py")]
 

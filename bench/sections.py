@@ -12,7 +12,7 @@ from pathlib import Path
 
 import driver
 
-PROMPTD = [sys.executable, "-m", "promptd", "serve"]
+PROMPTD = driver.PROMPTD
 # The core's cheap method (reminder/wrap) p50 in seconds, filled in by the core section.
 CHEAP_P50: dict[str, float] = {"value": 0.0}
 ROUNDS = 400

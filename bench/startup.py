@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 
 import driver  # noqa: E402
 
-PROMPTD = [sys.executable, "-m", "promptd", "serve"]
+PROMPTD = driver.PROMPTD
 BASELINE = [sys.executable, str(HERE / "baseline_server.py")]
 FLOOR = [sys.executable, str(HERE / "floor_server.py")]
 RUNS = 21

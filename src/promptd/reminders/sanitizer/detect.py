@@ -39,8 +39,6 @@ TAG_NAMES = ("system-reminder", "display-trigger")
 # whitespace, the word separators people use in tag names, and invisibles (which fold to "").
 _SKIPPED = frozenset(" -_.:")
 
-
-
 # Spellings beyond the fold: TR39's prototype of the capital "I" is "l", which case folding hides,
 # so in a tag name "i" and "l" stand for each other; and "cl" reads as "d" in most fonts (as "rn"
 # reads as "m", which TR39 itself has).
@@ -122,7 +120,8 @@ def _may_follow_bracket(ch: str) -> bool:
     if ch in INTRODUCERS:
         return True
     folded = fold(ch)
-    return folded == "" or all(c in _SKIPPED for c in folded) or any(p.startswith(folded) for p in _PREFIXES)
+    # _PREFIXES holds every prefix of every spelling, so "a spelling starts with it" is membership.
+    return folded == "" or all(c in _SKIPPED for c in folded) or folded in _PREFIXES
 
 
 def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
@@ -208,8 +207,6 @@ _PREFIXES_OR_EMPTY = _PREFIXES | {""}
 _IDENTIFIER_TUPLE = tuple(sorted(_IDENTIFIERS))
 _ASCII_CANDIDATES, _OTHER_STARTS = _candidate_patterns()
 _OTHER_BMP_STARTS = "".join(c for c in _OTHER_STARTS if ord(c) <= 0xFFFF)
-
-
 
 
 def _tag_name_at(text: str, pos: int) -> int | None:
