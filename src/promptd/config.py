@@ -46,7 +46,7 @@ class KeyEntry(Section):
 class KeysConfig(Section):
     # Reject keys that are neither reserved nor added by the host.
     strict: bool = False
-    extra: list[KeyEntry] = Field(default_factory=list)
+    extra: list[KeyEntry] = []
 
 
 class RemindersConfig(Section):
@@ -69,7 +69,7 @@ class RemindersConfig(Section):
     project_memory: bool = True
     project_memory_max_chars: int = Field(20_000, ge=1)
     file_modified: bool = True
-    providers: list[dict[str, Any]] = Field(default_factory=list)
+    providers: list[dict[str, Any]] = []
 
 
 class TodoGateConfig(Section):
@@ -91,7 +91,7 @@ class SessionsConfig(Section):
 class PromptConfig(Section):
     # Tool kinds exempt from the guard rule (docs/templates.md). None by default: an unguarded
     # `tools.by_kind.search` renders as an empty name when the host has no search tool.
-    exempt_kinds: list[str] = Field(default_factory=list)
+    exempt_kinds: list[str] = []
     # Strict undefined for prompt/render (docs/templates.md, "Strict undefined"): a name no render
     # defines is an error instead of empty text. A request's `strict_undefined` wins.
     strict_undefined: bool = True
@@ -113,7 +113,7 @@ class VaultConfig(Section):
     template_file: str | None = None
     # Sealed templates by id: primary and subagent replace the shipped ones, apply_patch the
     # shipped Apply-Patch template, any other id is rendered with system_prompt {"sealed": id}.
-    templates: dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$")], str] = Field(default_factory=dict)
+    templates: dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$")], str] = {}
 
 
 class Config(Section):

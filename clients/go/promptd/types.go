@@ -53,6 +53,7 @@ type CitationDescribeParams struct {
 type CitationExportParams struct {
 	Text string `json:"text"`
 	// Source id -> {url, title}.
+	// Default: {}.
 	Sources map[string]CitationSource `json:"sources,omitempty"`
 }
 
@@ -96,11 +97,12 @@ type HistorySanitizeParams struct {
 
 // InitializeParams are the params of "initialize".
 type InitializeParams struct {
-	ProtocolVersion *string        `json:"protocol_version,omitempty"`
-	ClientInfo      *ClientInfo    `json:"client_info,omitempty"`
-	Capabilities    *Capabilities  `json:"capabilities,omitempty"`
-	Config          map[string]any `json:"config,omitempty"`
-	Tools           *Tools         `json:"tools,omitempty"`
+	ProtocolVersion *string       `json:"protocol_version,omitempty"`
+	ClientInfo      *ClientInfo   `json:"client_info,omitempty"`
+	Capabilities    *Capabilities `json:"capabilities,omitempty"`
+	// Default: {}.
+	Config map[string]any `json:"config,omitempty"`
+	Tools  *Tools         `json:"tools,omitempty"`
 	// The unit of every offset promptd returns (start/end of citation/parse segments, reminder/parse blocks, content/inspect spans): code_points, utf16_units (JavaScript) or utf8_bytes (Go).
 	// Default: "code_points".
 	OffsetUnit *InitializeParamsOffsetUnit `json:"offset_unit,omitempty"`
@@ -115,8 +117,10 @@ type PromptLintParams struct {
 	// Default: true.
 	StrictUndefined *bool `json:"strict_undefined,omitempty"`
 	// Names of the flags the host sends besides the default ones: defined for the undefined-name check.
+	// Default: [].
 	Flags []string `json:"flags,omitempty"`
 	// Tool kinds the host sends besides the documented ones (not questioned as misspellings).
+	// Default: [].
 	ToolKinds []string `json:"tool_kinds,omitempty"`
 }
 
@@ -133,8 +137,10 @@ type PromptRenderParams struct {
 	// The tool set by kind; defaults to the one given at initialize.
 	Tools *Tools `json:"tools,omitempty"`
 	// Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`).
+	// Default: {}.
 	Params map[string]map[string]string `json:"params,omitempty"`
 	// Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...); only true and false.
+	// Default: {}.
 	Flags map[string]bool `json:"flags,omitempty"`
 	// Strict undefined: a name no render defines is an error, not empty text. Default: config prompt.strict_undefined (true).
 	StrictUndefined *bool `json:"strict_undefined,omitempty"`
@@ -147,8 +153,10 @@ type PromptVarsParams struct {
 	// The tool set by kind; defaults to the one given at initialize.
 	Tools *Tools `json:"tools,omitempty"`
 	// Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`).
+	// Default: {}.
 	Params map[string]map[string]string `json:"params,omitempty"`
 	// Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...); only true and false.
+	// Default: {}.
 	Flags map[string]bool `json:"flags,omitempty"`
 }
 
@@ -183,9 +191,11 @@ type ProvidersUnregisterParams struct {
 type ReminderAssembleParams struct {
 	Session string `json:"session"`
 	// Default: "".
-	UserMessage string   `json:"user_message,omitempty"`
-	Directives  []string `json:"directives,omitempty"`
+	UserMessage string `json:"user_message,omitempty"`
+	// Default: [].
+	Directives []string `json:"directives,omitempty"`
 	// What the person is shown as the reason for this reminder, one constituent per source (a directive, a slash command): a list going in because several sources may each add one. The result's `display_trigger` is the one string they become in the block.
+	// Default: [].
 	DisplayTrigger []string `json:"display_trigger,omitempty"`
 	// Overrides reminders.budget_chars
 	Budget *int64 `json:"budget,omitempty"`
@@ -224,22 +234,24 @@ type SessionCloseParams struct {
 
 // SessionUpdateParams are the params of "session/update".
 type SessionUpdateParams struct {
-	Session       string            `json:"session"`
-	Cwd           *string           `json:"cwd,omitempty"`
-	Date          *string           `json:"date,omitempty"`
-	OsName        *string           `json:"os_name,omitempty"`
-	Shell         *string           `json:"shell,omitempty"`
-	Env           map[string]string `json:"env,omitempty"`
-	Tools         *Tools            `json:"tools,omitempty"`
-	ModifiedFiles []string          `json:"modified_files,omitempty"`
+	Session string            `json:"session"`
+	Cwd     *string           `json:"cwd,omitempty"`
+	Date    *string           `json:"date,omitempty"`
+	OsName  *string           `json:"os_name,omitempty"`
+	Shell   *string           `json:"shell,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Tools   *Tools            `json:"tools,omitempty"`
+	// Default: [].
+	ModifiedFiles []string `json:"modified_files,omitempty"`
 }
 
 // TodoGateParams are the params of "todo/gate".
 type TodoGateParams struct {
 	Session string `json:"session"`
 	// The user prompt this turn answers; fires are counted per prompt
-	PromptID string     `json:"prompt_id"`
-	Todos    []TodoItem `json:"todos,omitempty"`
+	PromptID string `json:"prompt_id"`
+	// Default: [].
+	Todos []TodoItem `json:"todos,omitempty"`
 	// Background tasks running for in-progress todos
 	// Default: 0.
 	BackingTaskCount int64 `json:"backing_task_count,omitempty"`
@@ -251,6 +263,7 @@ type TodoGateParams struct {
 type TurnCompleteParams struct {
 	Session string `json:"session"`
 	// Names of the tools called while answering the prompt (repeats allowed); the plan tool counts as a todo write. The 0.1 name `tool_calls` is still accepted, for one more version.
+	// Default: [].
 	ToolsCalled []string `json:"tools_called,omitempty"`
 	// Default: false.
 	TodoWrite bool `json:"todo_write,omitempty"`
@@ -260,9 +273,11 @@ type TurnCompleteParams struct {
 type TurnComposeParams struct {
 	Session string `json:"session"`
 	// Default: "".
-	UserMessage string   `json:"user_message,omitempty"`
-	Directives  []string `json:"directives,omitempty"`
+	UserMessage string `json:"user_message,omitempty"`
+	// Default: [].
+	Directives []string `json:"directives,omitempty"`
 	// What the person is shown as the reason for this reminder, one constituent per source (a directive, a slash command): a list going in because several sources may each add one. The result's `display_trigger` is the one string they become in the block.
+	// Default: [].
 	DisplayTrigger []string `json:"display_trigger,omitempty"`
 	// Overrides reminders.budget_chars
 	Budget *int64 `json:"budget,omitempty"`
@@ -675,14 +690,17 @@ type PromptContext struct {
 	// The agent's persona: rendered for both audiences.
 	PersonaInstructions *string `json:"persona_instructions,omitempty"`
 	// Kept for primary; cleared by prompt/persist for subagent.
+	// Default: [].
 	RoleSummaries []string `json:"role_summaries,omitempty"`
 	// Kept for primary; cleared by prompt/persist for subagent.
+	// Default: [].
 	PersonaSummaries []string `json:"persona_summaries,omitempty"`
 	// Where the user's global memory lives (a template variable).
 	MemoryGlobalPath *string `json:"memory_global_path,omitempty"`
 	// Where this workspace's memory lives (a template variable).
 	MemoryWorkspacePath *string `json:"memory_workspace_path,omitempty"`
 	// Project instruction files in precedence order; carried, not rendered into the prompt.
+	// Default: [].
 	AgentsMdFiles []AgentsMdFile `json:"agents_md_files,omitempty"`
 	// When the host built this context (ISO 8601, UTC); carried, not rendered.
 	BuildTimestampUtc *string `json:"build_timestamp_utc,omitempty"`
@@ -920,6 +938,7 @@ type TodoItem struct {
 
 // The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`.
 type Tools struct {
+	// Default: {}.
 	ByKind map[string]string `json:"by_kind,omitempty"`
 }
 

@@ -20,8 +20,12 @@ export interface AssembleParams {
   session: string;
   /** @default "" */
   user_message?: string;
+  /** @default [] */
   directives?: string[];
-  /** What the person is shown as the reason for this reminder, one constituent per source (a directive, a slash command): a list going in because several sources may each add one. The result's `display_trigger` is the one string they become in the block. */
+  /**
+   * What the person is shown as the reason for this reminder, one constituent per source (a directive, a slash command): a list going in because several sources may each add one. The result's `display_trigger` is the one string they become in the block.
+   * @default []
+   */
   display_trigger?: string[];
   /** Overrides reminders.budget_chars */
   budget?: number | null;
@@ -149,7 +153,10 @@ export interface ClientInfo {
 
 export interface CompleteParams {
   session: string;
-  /** Names of the tools called while answering the prompt (repeats allowed); the plan tool counts as a todo write. The 0.1 name `tool_calls` is still accepted, for one more version. */
+  /**
+   * Names of the tools called while answering the prompt (repeats allowed); the plan tool counts as a todo write. The 0.1 name `tool_calls` is still accepted, for one more version.
+   * @default []
+   */
   tools_called?: string[];
   /** @default false */
   todo_write?: boolean;
@@ -163,8 +170,12 @@ export interface ComposeParams {
   session: string;
   /** @default "" */
   user_message?: string;
+  /** @default [] */
   directives?: string[];
-  /** What the person is shown as the reason for this reminder, one constituent per source (a directive, a slash command): a list going in because several sources may each add one. The result's `display_trigger` is the one string they become in the block. */
+  /**
+   * What the person is shown as the reason for this reminder, one constituent per source (a directive, a slash command): a list going in because several sources may each add one. The result's `display_trigger` is the one string they become in the block.
+   * @default []
+   */
   display_trigger?: string[];
   /** Overrides reminders.budget_chars */
   budget?: number | null;
@@ -224,6 +235,7 @@ export interface GateParams {
   session: string;
   /** The user prompt this turn answers; fires are counted per prompt */
   prompt_id: string;
+  /** @default [] */
   todos?: TodoItem[];
   /**
    * Background tasks running for in-progress todos
@@ -325,9 +337,15 @@ export interface LintParams {
    * @default true
    */
   strict_undefined?: boolean;
-  /** Names of the flags the host sends besides the default ones: defined for the undefined-name check. */
+  /**
+   * Names of the flags the host sends besides the default ones: defined for the undefined-name check.
+   * @default []
+   */
   flags?: string[];
-  /** Tool kinds the host sends besides the documented ones (not questioned as misspellings). */
+  /**
+   * Tool kinds the host sends besides the documented ones (not questioned as misspellings).
+   * @default []
+   */
   tool_kinds?: string[];
 }
 
@@ -433,15 +451,24 @@ export interface PromptContext {
   role_instructions?: string | null;
   /** The agent's persona: rendered for both audiences. */
   persona_instructions?: string | null;
-  /** Kept for primary; cleared by prompt/persist for subagent. */
+  /**
+   * Kept for primary; cleared by prompt/persist for subagent.
+   * @default []
+   */
   role_summaries?: string[];
-  /** Kept for primary; cleared by prompt/persist for subagent. */
+  /**
+   * Kept for primary; cleared by prompt/persist for subagent.
+   * @default []
+   */
   persona_summaries?: string[];
   /** Where the user's global memory lives (a template variable). */
   memory_global_path?: string | null;
   /** Where this workspace's memory lives (a template variable). */
   memory_workspace_path?: string | null;
-  /** Project instruction files in precedence order; carried, not rendered into the prompt. */
+  /**
+   * Project instruction files in precedence order; carried, not rendered into the prompt.
+   * @default []
+   */
   agents_md_files?: AgentsMdFile[];
   /** When the host built this context (ISO 8601, UTC); carried, not rendered. */
   build_timestamp_utc?: string | null;
@@ -592,6 +619,7 @@ export interface SessionUpdateParams {
   shell?: string | null;
   env?: Record<string, string> | null;
   tools?: Tools | null;
+  /** @default [] */
   modified_files?: string[];
 }
 

@@ -50,15 +50,15 @@ class SessionUpdateParams(ApiModel):
     env: dict[str, str] | None = None
     tools: Tools | None = None
     # Appended to the pending file.modified notices (delivered once, cleared at turn/complete).
-    modified_files: list[str] = Field(default_factory=list)
+    modified_files: list[str] = []
 
 
 class AssembleParams(ApiModel):
     session: str = Field(min_length=1)
     user_message: str = ""
-    directives: list[str] = Field(default_factory=list)
+    directives: list[str] = []
     display_trigger: list[str] = Field(
-        default_factory=list,
+        default=[],
         description=(
             "What the person is shown as the reason for this reminder, one constituent per source (a directive, a "
             "slash command): a list going in because several sources may each add one. The result's "
@@ -114,5 +114,5 @@ class ComposeResult(ApiModel):
 
 class CompleteParams(ApiModel):
     session: str = Field(min_length=1)
-    tools_called: list[str] = Field(default_factory=list, validation_alias=AliasChoices("tools_called", "tool_calls"), description="Names of the tools called while answering the prompt (repeats allowed); the plan tool counts as a todo write. The 0.1 name `tool_calls` is still accepted, for one more version.")
+    tools_called: list[str] = Field(default=[], validation_alias=AliasChoices("tools_called", "tool_calls"), description="Names of the tools called while answering the prompt (repeats allowed); the plan tool counts as a todo write. The 0.1 name `tool_calls` is still accepted, for one more version.")
     todo_write: bool = False

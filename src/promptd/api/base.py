@@ -25,7 +25,7 @@ class Empty(ApiModel):
 class Tools(ApiModel):
     """The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`."""
 
-    by_kind: dict[str, str] = Field(default_factory=dict)
+    by_kind: dict[str, str] = {}
 
 
 class Inline:

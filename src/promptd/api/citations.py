@@ -59,7 +59,7 @@ class CitationSource(ApiModel):
 
 class CitationExportParams(ApiModel):
     text: str
-    sources: dict[str, CitationSource] = Field(default_factory=dict, description="Source id -> {url, title}.")
+    sources: dict[str, CitationSource] = Field(default={}, description="Source id -> {url, title}.")
 
 
 class CitationReference(ApiModel):

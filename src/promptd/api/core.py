@@ -28,7 +28,7 @@ class InitializeParams(ApiModel):
     client_info: ClientInfo | None = None
     capabilities: Capabilities = Field(default_factory=Capabilities)
     # Deep-merged over the process configuration (same shape as promptd.toml).
-    config: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = {}
     # The default tool set for prompt rendering and the todo reminders.
     tools: Tools | None = None
     # What every offset in a result counts: Unicode code points (Python str, Go []rune), UTF-16

@@ -34,10 +34,10 @@ class _WithContext(ApiModel):
 class _RenderInputs(_WithContext):
     tools: Tools | None = Field(None, description="The tool set by kind; defaults to the one given at initialize.")
     params: dict[str, dict[str, str]] = Field(
-        default_factory=dict, description="Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`)."
+        default={}, description="Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`)."
     )
     flags: dict[str, StrictBool] = Field(
-        default_factory=dict,
+        default={},
         description="Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...); only true and false.",
     )
 
@@ -76,8 +76,8 @@ class LintParams(ApiModel):
     template: str
     exempt_kinds: list[str] | None = Field(None, description="Tool kinds exempt from the guard rule; defaults to config prompt.exempt_kinds.")
     strict_undefined: bool = Field(True, description="Report names no render defines (undefined_variable). On by default, whatever the render setting.")
-    flags: list[str] = Field(default_factory=list, description="Names of the flags the host sends besides the default ones: defined for the undefined-name check.")
-    tool_kinds: list[str] = Field(default_factory=list, description="Tool kinds the host sends besides the documented ones (not questioned as misspellings).")
+    flags: list[str] = Field(default=[], description="Names of the flags the host sends besides the default ones: defined for the undefined-name check.")
+    tool_kinds: list[str] = Field(default=[], description="Tool kinds the host sends besides the documented ones (not questioned as misspellings).")
 
 
 class LintViolation(ApiModel):

@@ -19,7 +19,7 @@ class TodoItem(ApiModel):
 class GateParams(ApiModel):
     session: str = Field(min_length=1)
     prompt_id: str = Field(min_length=1, description="The user prompt this turn answers; fires are counted per prompt")
-    todos: list[TodoItem] = Field(default_factory=list)
+    todos: list[TodoItem] = []
     backing_task_count: int = Field(0, ge=0, description="Background tasks running for in-progress todos")
     last_step_called_tool: bool = Field(
         validation_alias=AliasChoices("last_step_called_tool", "tool_called"),

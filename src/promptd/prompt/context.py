@@ -88,12 +88,12 @@ class PromptContext(BaseModel):
     )
     role_instructions: StrictStr | None = Field(None, description="The agent's role: rendered for both audiences (a subagent's role is its own).")
     persona_instructions: StrictStr | None = Field(None, description="The agent's persona: rendered for both audiences.")
-    role_summaries: list[StrictStr] = Field(default_factory=list, description="Kept for primary; cleared by prompt/persist for subagent.")
-    persona_summaries: list[StrictStr] = Field(default_factory=list, description="Kept for primary; cleared by prompt/persist for subagent.")
+    role_summaries: list[StrictStr] = Field(default=[], description="Kept for primary; cleared by prompt/persist for subagent.")
+    persona_summaries: list[StrictStr] = Field(default=[], description="Kept for primary; cleared by prompt/persist for subagent.")
     memory_global_path: StrictStr | None = Field(None, description="Where the user's global memory lives (a template variable).")
     memory_workspace_path: StrictStr | None = Field(None, description="Where this workspace's memory lives (a template variable).")
     agents_md_files: list[AgentsMdFile] = Field(
-        default_factory=list, description="Project instruction files in precedence order; carried, not rendered into the prompt."
+        default=[], description="Project instruction files in precedence order; carried, not rendered into the prompt."
     )
     build_timestamp_utc: StrictStr | None = Field(None, description="When the host built this context (ISO 8601, UTC); carried, not rendered.")
     prompt_body: StrictStr | None = Field(None, description="The custom body: appended in extend mode, the whole prompt in full mode.")
