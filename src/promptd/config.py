@@ -8,8 +8,6 @@ reported by `ignored_env_names` (the CLI logs the names once, never the values).
 invalid value is still an error.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Mapping
 from functools import cache
@@ -131,7 +129,7 @@ class Config(Section):
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     vault: VaultConfig = Field(default_factory=VaultConfig)
 
-    def merged(self, overrides: Mapping[str, Any]) -> Config:
+    def merged(self, overrides: Mapping[str, Any]) -> "Config":
         """A new config with `overrides` deep-merged on top; raises ConfigError."""
         return _validate(overrides, self)
 

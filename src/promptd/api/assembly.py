@@ -1,7 +1,5 @@
 """Reminder assembly, providers, sessions and turns."""
 
-from __future__ import annotations
-
 from pydantic import AliasChoices, Field
 
 from promptd.api.base import ApiModel, Tools

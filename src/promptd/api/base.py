@@ -1,7 +1,5 @@
 """Shared base model and small value types used by several areas."""
 
-from __future__ import annotations
-
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler

@@ -4,8 +4,6 @@ Plain data models; import nothing from promptd.rpc. Offsets count the unit the c
 `initialize`'s `offset_unit` (code points by default; docs/citations.md).
 """
 
-from __future__ import annotations
-
 from pydantic import ConfigDict, Field
 
 from promptd.api.base import ApiModel

@@ -1,7 +1,5 @@
 """Lifecycle methods: initialize, shutdown, rpc.discover."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from pydantic import Field

@@ -4,8 +4,6 @@ protocol/openrpc.json lists them under `x-server-to-client` as notifications who
 schemas (named `<Name>Event`).
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field

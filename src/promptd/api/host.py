@@ -2,8 +2,6 @@
 client that declared `capabilities.host_providers`). The client answers it; these models are its
 params and its result, listed in protocol/openrpc.json under `x-server-to-client`."""
 
-from __future__ import annotations
-
 from typing import ClassVar
 
 from pydantic import Field

@@ -5,8 +5,6 @@ an unknown field or an unsupported `version` is an `invalid_context` error namin
 generic invalid-params error), the same on the wire, from the CLI and in library use.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import Field, StrictBool, field_validator

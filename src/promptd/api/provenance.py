@@ -1,7 +1,5 @@
 """Provenance: sanitizing untrusted content, parsing and stripping reminder blocks, stored history."""
 
-from __future__ import annotations
-
 from pydantic import Field, JsonValue
 
 from promptd.api.base import ApiModel

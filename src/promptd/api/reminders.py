@@ -1,7 +1,5 @@
 """The keyed reminder format (`<system-reminder key="...">`) and the reserved-key registry."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from promptd.api.base import ApiModel

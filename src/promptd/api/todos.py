@@ -1,7 +1,5 @@
 """TodoGate."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import AliasChoices, Field

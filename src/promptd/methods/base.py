@@ -7,8 +7,7 @@ take validated params and a Context and return a result model; they raise domain
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Generic, Protocol
+from typing import Any, Generic, NamedTuple, Protocol
 
 from pydantic import BaseModel
 from typing_extensions import TypeVar
@@ -45,11 +44,15 @@ class NoLifecycle:
         return None
 
 
-@dataclass(slots=True)
 class Context:
-    runtime: Runtime
-    peer: Peer
-    lifecycle: Lifecycle
+    """What a handler receives besides its params: the runtime, the client, the server's life."""
+
+    __slots__ = ("runtime", "peer", "lifecycle")
+
+    def __init__(self, runtime: Runtime, peer: Peer, lifecycle: Lifecycle) -> None:
+        self.runtime = runtime
+        self.peer = peer
+        self.lifecycle = lifecycle
 
     def emit(self, method: str, params: dict[str, Any]) -> None:
         """Sends an event notification if the client subscribed to it."""
@@ -66,8 +69,7 @@ R = TypeVar("R", bound=BaseModel, default=Any)
 Handler = Callable[[P, Context], R | Awaitable[R]]
 
 
-@dataclass(frozen=True, slots=True)
-class Method(Generic[P, R]):
+class Method(NamedTuple, Generic[P, R]):
     name: str
     params: type[P]
     result: type[R]

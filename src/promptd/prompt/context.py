@@ -7,8 +7,6 @@ Every problem with a context is an InvalidContext error naming the field, so a t
 file can never silently change a prompt; `version` is what forward compatibility goes through.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Mapping
