@@ -21,7 +21,6 @@ from promptd.api.assembly import (
     SessionUpdateParams,
 )
 from promptd.api.base import Empty
-from promptd.api.events import NudgeFiredEvent, ProviderSkippedEvent, SpilledEvent
 from promptd.api.host import ProduceParams, ProduceResult
 from promptd.assembly.assemble import Assembled, Request, assemble
 from promptd.assembly.compose import MAX_MODIFIED_FILES, merge_modified_files, user_content
@@ -129,10 +128,15 @@ def reported(assembled: Assembled, session: str, ctx: Context) -> AssembleResult
 def report(assembled: Assembled, session: str, ctx: Context) -> None:
     """Metadata only: names, counts, sizes and reasons; never a body."""
     log = ctx.runtime.log
+    # The event models are imported when there is an event to send, not by every turn.
     for skip in assembled.skipped:
+        from promptd.api.events import ProviderSkippedEvent
+
         log.warning("provider_skipped", provider=skip.provider, reason=skip.reason.value, elapsed_ms=skip.elapsed_ms, detail=skip.detail)
         ctx.emit(*ProviderSkippedEvent(session=session, provider=skip.provider, reason=skip.reason, elapsed_ms=skip.elapsed_ms).notification())
     if assembled.spill is not None:
+        from promptd.api.events import SpilledEvent
+
         ctx.emit(*SpilledEvent(session=session, path=assembled.spill.path, retention_hours=assembled.spill.retention_hours).notification())
     if assembled.spill_failure is not None:
         log.warning("spill_failed", reason=assembled.spill_failure)
@@ -170,6 +174,8 @@ def complete(params: CompleteParams, ctx: Context) -> Empty:
     tools = runtime.tools_for(session)
     # True when the completed turn delivered the todo nudge.
     if complete_turn(session, params.todo_write, params.tools_called, tools.get("plan")):
+        from promptd.api.events import NudgeFiredEvent
+
         ctx.emit(*NudgeFiredEvent(session=params.session, turn=session.counters.turns).notification())
     return Empty()
 

@@ -6,7 +6,6 @@ variable listing can all use it without importing each other.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 # How alike two names must be to be offered (difflib's ratio): 0.75 pairs `is_non_interactve`
@@ -17,5 +16,7 @@ MAX_SUGGESTIONS = 3
 
 def suggest(name: str, candidates: Iterable[str]) -> list[str]:
     """The likeliest intended names for `name`, best first (at most three)."""
+    import difflib  # only when a name is misspelled, not at every start
+
     pool = sorted({c for c in candidates if c != name})
     return difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=SIMILARITY)
