@@ -12,9 +12,9 @@ import asyncio
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from types import MappingProxyType
+from typing import NamedTuple, Protocol
 
 from promptd.assembly.memory import read_project_memory
 from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
@@ -23,8 +23,11 @@ from promptd.assembly.warden import Warden, pdeathsig_prefix
 from promptd.todos import NUDGE_KEY, nudge_text
 
 
-@dataclass(frozen=True)
-class ProviderView:
+# An empty mapping that cannot be changed: the shared default of ProviderView's mappings.
+NOTHING: Mapping[str, str] = MappingProxyType({})
+
+
+class ProviderView(NamedTuple):
     """The state a provider may read. Copies: a provider cannot change the session."""
 
     session: str
@@ -33,9 +36,9 @@ class ProviderView:
     date: str | None = None
     os_name: str | None = None
     shell: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    tools: Mapping[str, str] = field(default_factory=dict)
-    last_delivered: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = NOTHING
+    tools: Mapping[str, str] = NOTHING
+    last_delivered: Mapping[str, str] = NOTHING
     modified_files: tuple[str, ...] = ()
     turns_since_todo_write: int = 0
     turns_since_nudge: int | None = None

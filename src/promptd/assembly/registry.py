@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from promptd.assembly.kinds import ProviderKind, Scope
 from promptd.assembly.model import ProviderSpec
@@ -20,18 +19,18 @@ MAX_PROVIDERS = 256
 REQUIRED_FIELD = {ProviderKind.STATIC: "text", ProviderKind.FILE: "path", ProviderKind.COMMAND: "argv"}
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     spec: ProviderSpec
     produce: Producer | InstantProducer
     builtin: bool
+    # Answered inline (no task, no timer): decided once, at registration (see entry()).
+    instant: bool
     # Registered with providers/register (not built in, not from config).
     at_run_time: bool = False
-    # Answered inline (no task, no timer): decided once, at registration.
-    instant: bool = field(init=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "instant", not inspect.iscoroutinefunction(self.produce))
+
+def entry(spec: ProviderSpec, produce: Producer | InstantProducer, builtin: bool, at_run_time: bool = False) -> Entry:
+    return Entry(spec, produce, builtin, not inspect.iscoroutinefunction(produce), at_run_time)
 
 
 class ProviderRegistry:
@@ -39,7 +38,7 @@ class ProviderRegistry:
         self._entries: dict[str, Entry] = {}
         for spec, produce, switch in BUILTINS:
             if switch in enabled_builtins:
-                self._entries[spec.name] = Entry(spec, produce, builtin=True)
+                self._entries[spec.name] = entry(spec, produce, builtin=True)
 
     def register(self, spec: ProviderSpec, at_run_time: bool = False) -> None:
         check_spec(spec)
@@ -47,7 +46,7 @@ class ProviderRegistry:
             raise ProviderExists("a provider with this name is already registered", provider=spec.name)
         if len(self._entries) >= MAX_PROVIDERS:
             raise InvalidProvider(f"at most {MAX_PROVIDERS} providers can be registered", field="name")
-        self._entries[spec.name] = Entry(spec, PRODUCERS[spec.kind], builtin=False, at_run_time=at_run_time)
+        self._entries[spec.name] = entry(spec, PRODUCERS[spec.kind], builtin=False, at_run_time=at_run_time)
 
     def unregister(self, name: str) -> None:
         if self._entries.pop(name, None) is None:
