@@ -7,6 +7,7 @@ are imported inside the handlers: the server's cold start never pays for them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from collections.abc import Awaitable, Mapping
@@ -29,18 +30,36 @@ from promptd.prompt.context import for_persistence
 from promptd.prompt.kinds import TemplateName
 
 if TYPE_CHECKING:
+    from promptd.config import VaultConfig
+    from promptd.prompt.vault import Vault
     from promptd.prompt.worker import Cancel
 
 
 def render(params: RenderParams, ctx: Context) -> RenderResult | Awaitable[RenderResult]:
-    from promptd.prompt import pipeline, vault
+    from promptd.prompt import pipeline
 
     # No render worker is started here: a host that renders only the shipped templates never has
     # one, and the first turn does not share the two cores with its start. The first caller's
     # template starts it (and it is kept warm from then on).
-    if pipeline.renders_inline(params.context, vault.own_templates(ctx.runtime.config.vault), strict=_strict(params, ctx)):
+    if pipeline.renders_inline(params.context, _own_templates(ctx), strict=_strict(params, ctx)):
         return _render(params, ctx)
     return _render_offloaded(params, ctx)
+
+
+def _own_templates(ctx: Context) -> dict[str, str]:
+    settings = ctx.runtime.config.vault
+    if not settings.templates and not settings.template_file:
+        return {}  # the common case, without importing the vault
+    from promptd.prompt import vault
+
+    return vault.own_templates(settings)
+
+
+def _open_vault(settings: VaultConfig, template_id: str) -> Vault | None:
+    # Imported when a render asks for a sealed template, not for every render.
+    from promptd.prompt import vault
+
+    return vault.vault_for(settings, os.environ, template_id)
 
 
 def _strict(params: RenderParams, ctx: Context) -> bool:
@@ -63,7 +82,7 @@ async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
 
 def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) -> RenderResult:
     from promptd.errors import RenderTimeout
-    from promptd.prompt import pipeline, vault
+    from promptd.prompt import pipeline
 
     runtime = ctx.runtime
     tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
@@ -82,7 +101,7 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
             tools,
             params.params,
             params.flags,
-            open_vault=lambda template_id: vault.vault_for(runtime.config.vault, os.environ, template_id),
+            open_vault=functools.partial(_open_vault, runtime.config.vault),
             # The wrapper style in use, from configuration (promptd.toml, environment, initialize), so
             # the prompt describes the blocks this process really writes; never from the request.
             reminder_style=runtime.config.reminders.style,

@@ -36,7 +36,7 @@ from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment, SandboxedFo
 from markupsafe import EscapeFormatter, Markup
 
 from promptd.errors import TemplateRender, TemplateSyntax
-from promptd.prompt import codecache, limits, positions
+from promptd.prompt import codecache, limits
 from promptd.prompt.filters import bounded_filters, install_reference_dialect, lipsum, reference_text
 from promptd.prompt.names import suggest
 
@@ -392,6 +392,8 @@ class Engine:
 def syntax_error(env: Any, source: str, exc: TemplateSyntaxError, name: str) -> TemplateSyntax:
     """The project's error for a template that does not parse or compile, at its line and column
     (an unclosed block at its opening tag)."""
+    from promptd.prompt import positions  # error paths only: a render that works never needs it
+
     line, column, cause = positions.syntax_position(env, source, exc)
     return TemplateSyntax(f"template {name!r} line {line}, column {column}: {cause}", template=name, line=line, column=column, cause=cause)
 
@@ -399,6 +401,8 @@ def syntax_error(env: Any, source: str, exc: TemplateSyntaxError, name: str) -> 
 def _render_error(
     exc: BaseException, name: str, tb: TracebackType | None, source: str, variables: Mapping[str, Any], env: Any
 ) -> TemplateRender:
+    from promptd.prompt import positions
+
     line = _template_line(tb, name)
     if isinstance(exc, UndefinedValue):
         return _undefined_error(exc, name, line, source, variables, env)
@@ -412,6 +416,8 @@ def _render_error(
 def _undefined_error(exc: UndefinedValue, name: str, line: int | None, source: str, variables: Mapping[str, Any], env: Any) -> TemplateRender:
     """`undefined`: which name, where, and what it was probably meant to be (from the variables
     this render really has, or the keys of the mapping it was looked up in)."""
+    from promptd.prompt import positions
+
     variable = exc.name or "?"
     if exc.owner is None:
         candidates = [str(k) for k in variables]

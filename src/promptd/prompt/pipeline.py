@@ -16,14 +16,17 @@ import hashlib
 import ntpath
 import threading
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from promptd.errors import InvalidContext, TemplateRender
+from promptd.prompt import TEMPLATES
 from promptd.prompt.context import CustomOverride, PromptContext, SealedOverride
 from promptd.prompt.engine import engine
 from promptd.prompt.kinds import Audience, PromptMode
-from promptd.prompt.vault import TEMPLATES, Vault
 from promptd.reminders.kinds import BlockStyle
+
+if TYPE_CHECKING:
+    from promptd.prompt.vault import Vault
 
 # Extend mode, as in the reference implementation: base and body are concatenated with one blank line.
 BODY_SEPARATOR = "\n\n"

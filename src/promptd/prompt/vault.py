@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from promptd.config import VAULT_KEY_ENV as KEY_ENV
 from promptd.errors import VaultLocked
+from promptd.prompt import TEMPLATES
 
 FORMAT = "promptd-vault/1"
 APPLY_PATCH_ID = "apply_patch"
@@ -39,7 +40,6 @@ TAG_BYTES = 16
 BLOCK_SLACK = 15
 # Group/other permission bits: a key file anyone else can read is no key (the rule ssh applies).
 UNSAFE_KEY_MODE = 0o077
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 SHIPPED_FILE = TEMPLATES / "apply_patch.sealed"
 
 # The key the shipped Apply-Patch template is sealed with. It is public (it is right here), so the
