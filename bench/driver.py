@@ -54,6 +54,20 @@ class Peer:
             self.proc.wait()
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time a live process (all its threads) has used so far, in nanosecond resolution, from
+    Linux's schedstat; None elsewhere. Read at an answer, it is what that answer cost, whatever
+    else the machine was doing."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as handle:
+                total += int(handle.read().split()[0])
+    except OSError:
+        return None
+    return total / 1e9
+
+
 def promptd_command() -> list[str]:
     """`promptd serve` as a host spawns it: the console script installed beside this interpreter
     (`python -m promptd` adds runpy's own start, about 20 ms, that no host pays), else `-m`."""
