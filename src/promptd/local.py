@@ -32,9 +32,7 @@ from promptd.methods import TABLE
 from promptd.methods.base import Context, Method, NoPeer
 from promptd.methods.boundary import RpcFailure, start
 from promptd.rpc import codes
-
-# Longest method name echoed back in a method_not_found error, as the server does.
-MAX_ECHOED_METHOD = 200
+from promptd.rpc.connection import State, refusal
 
 EventSink = Callable[[str, dict[str, Any]], None]
 
@@ -144,12 +142,12 @@ class Local:
             raise _local(failure) from failure
 
     def _method(self, name: str) -> Method:
-        target = self._table.get(name)
-        if target is None or target.notification:
-            raise LocalError(codes.METHOD_NOT_FOUND, codes.MESSAGES[codes.METHOD_NOT_FOUND], {"kind": "method_not_found", "method": name[:MAX_ECHOED_METHOD]})
-        if self._lifecycle.shut_down:
-            raise LocalError(codes.SERVER_SHUT_DOWN, codes.MESSAGES[codes.SERVER_SHUT_DOWN], {"kind": "shut_down"})
-        return target
+        # The connection's own rule, so a door refuses exactly what the wire refuses.
+        refused = refusal(self._table, name, State.SHUTTING_DOWN if self._lifecycle.shut_down else State.RUNNING)
+        if refused is not None:
+            code, data = refused
+            raise LocalError(code, codes.MESSAGES[code], data)
+        return self._table[name]
 
     def _start(self, target: Method, params: Mapping[str, Any] | None) -> dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]:
         # A mapping is copied to the plain dict the wire would have decoded; anything else (a

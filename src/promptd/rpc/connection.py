@@ -149,6 +149,18 @@ class _Batch:
         self.waiting = 0
 
 
+def refusal(methods: Mapping[str, KnownMethod], name: str, state: State) -> tuple[int, dict[str, Any]] | None:
+    """Why a request for `name` is refused before it runs, as the error's code and data; None
+    when it may run. The rules of the method table and of the lifecycle, for the wire and for the
+    in-process door (promptd.local) alike."""
+    method = methods.get(name)
+    if method is None or method.notification:
+        return codes.METHOD_NOT_FOUND, {"kind": "method_not_found", "method": name[:MAX_ECHOED_METHOD]}
+    if state is State.SHUTTING_DOWN:
+        return codes.SERVER_SHUT_DOWN, {"kind": "shut_down"}
+    return None
+
+
 class Connection:
     def __init__(self, methods: Mapping[str, KnownMethod], max_message_bytes: int) -> None:
         self.methods = methods
@@ -305,11 +317,10 @@ class Connection:
     def _take_request(self, request: Request, place: tuple[_Batch, int] | None) -> Frame | None:
         if request.id in self._in_flight:
             return error_frame(None, codes.INVALID_REQUEST, "Request id is already in flight", {"kind": "duplicate_id", "id": request.id})
-        method = self.methods.get(request.method)
-        if method is None or method.notification:
-            return error_frame(request.id, codes.METHOD_NOT_FOUND, data={"kind": "method_not_found", "method": request.method[:MAX_ECHOED_METHOD]})
-        if self.state is State.SHUTTING_DOWN:
-            return error_frame(request.id, codes.SERVER_SHUT_DOWN, data={"kind": "shut_down"})
+        refused = refusal(self.methods, request.method, self.state)
+        if refused is not None:
+            code, data = refused
+            return error_frame(request.id, code, data=data)
         if self.state is State.CLOSED:
             # A batch member after `exit` in the same batch: the process is stopping.
             return _cancelled(request.id)
