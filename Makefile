@@ -24,8 +24,11 @@ test: typecheck test-python test-node test-go
 typecheck: $(STAMP)
 	$(PY) -m mypy
 
+# The suite on every core (at most four workers), then the timing-sensitive tests alone, so the
+# load of the parallel run never inflates what they measure. `pytest` alone runs everything.
 test-python: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --maxprocesses 4 -m "not serial"
+	$(PY) -m pytest -m serial
 
 test-node: $(STAMP)
 	@if [ -f clients/node/package.json ]; then $(MAKE) -C clients/node test PROMPTD="$(CURDIR)/$(VENV)/bin/promptd"; fi

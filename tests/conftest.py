@@ -17,9 +17,22 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "protocol" / "vectors"
+# promptd as hosts and users run it: the console script installed beside the interpreter
+# (`python -m promptd` also pays runpy's own start, about 20 ms a spawn; test_versions covers it).
+_SCRIPT = Path(sys.executable).with_name("promptd")
+PROMPTD = [str(_SCRIPT)] if os.access(_SCRIPT, os.X_OK) else [sys.executable, "-m", "promptd"]
 # The compiled-template cache of every promptd the tests run (in-process and spawned) goes to a
 # folder of this run, not the user's own cache.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="promptd-test-cache-")
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, stdin: bytes | None = None, cwd: Any = None, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    """One promptd command as a user runs it: warnings-only logs, no vault key taken from the
+    developer's own environment, `env` on top."""
+    full_env = dict(os.environ, PROMPTD_LOG_LEVEL="warning")
+    full_env.pop("PROMPTD_VAULT_KEY", None)
+    full_env.update(env or {})
+    return subprocess.run([*PROMPTD, *args], capture_output=True, env=full_env, cwd=cwd, input=stdin, timeout=timeout)
 
 
 class Served:
@@ -33,7 +46,7 @@ class Served:
         if env:
             full_env.update(env)
         self.proc = subprocess.Popen(
-            argv or [sys.executable, "-m", "promptd", *args, "serve"],
+            argv or [*PROMPTD, *args, "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

@@ -55,6 +55,7 @@ def test_nothing_registered_and_no_session_data_gives_no_block(shared_served):
     assert result["text"] == "" and result["body"] == "" and result["skipped"] == []
 
 
+@pytest.mark.serial
 def test_eight_slow_providers_run_concurrently(quiet):
     for n in range(8):
         register(quiet, f"slow{n}", kind="command", argv=sleeper(0.3, f"slow {n}"))
@@ -450,6 +451,7 @@ def test_relative_paths_without_a_session_directory_are_missing_not_read_from_pr
     assert skipped(assemble(quiet)) == {"rel": "missing"}
 
 
+@pytest.mark.serial
 def test_a_huge_file_report_is_linear_and_keeps_the_newest(shared_served):
     from promptd.methods.assembly import MAX_MODIFIED_FILES
 

@@ -313,6 +313,7 @@ ADVERSARIAL = {
 }
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_parse_time_grows_linearly_on_adversarial_input(name):
     unit = ADVERSARIAL[name]

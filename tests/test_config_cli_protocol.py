@@ -11,18 +11,12 @@ import pytest
 from jsonschema_specifications import REGISTRY as SPECS
 from referencing import Registry, Resource
 
-from conftest import ROOT
+from conftest import PROMPTD, ROOT, run_cli
 from promptd import config as config_module
 from promptd.errors import ConfigError
 from promptd.generate import GENERATED
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    import os
-
-    full_env = dict(os.environ, PROMPTD_LOG_LEVEL="warning")
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "promptd", *args], capture_output=True, env=full_env, input=stdin, timeout=30)
 
 
 def test_defaults_then_file_then_environment_then_initialize(tmp_path):
@@ -189,7 +183,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_status_1(command)
     os.close(read_end)
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "promptd", *command], stdout=write_end, stderr=subprocess.PIPE, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning")
+            [*PROMPTD, *command], stdout=write_end, stderr=subprocess.PIPE, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning")
         )
     finally:
         os.close(write_end)
@@ -242,7 +236,7 @@ def test_serve_reads_requests_from_a_regular_file_too(tmp_path):
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"reminder/keys"}\n' % n for n in range(3)))
     with open(requests, "rb") as stdin:
-        result = subprocess.run([sys.executable, "-m", "promptd", "serve"], stdin=stdin, capture_output=True, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
+        result = subprocess.run([*PROMPTD, "serve"], stdin=stdin, capture_output=True, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
     assert result.returncode == 0
     assert sorted(json.loads(line)["id"] for line in result.stdout.splitlines()) == [0, 1, 2]
 

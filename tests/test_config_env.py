@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from conftest import PROMPTD
 from promptd import config as config_module
 from promptd.errors import ConfigError
 
@@ -58,7 +59,7 @@ def test_an_invalid_value_of_a_real_setting_is_still_refused(env, field):
 def run_serve(env: dict[str, str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("PROMPTD_")}
     full_env.update(PROMPTD_LOG_LEVEL="warning", **env)
-    return subprocess.run([sys.executable, "-m", "promptd", "serve"], input=stdin, capture_output=True, env=full_env, timeout=30)
+    return subprocess.run([*PROMPTD, "serve"], input=stdin, capture_output=True, env=full_env, timeout=30)
 
 
 def test_a_served_sidecar_starts_with_host_variables_and_warns_once_by_name(spawn):

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import PROMPTD, ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL_LANGS = {"sh", "bash", "shell"}
@@ -330,7 +330,7 @@ def test_the_node_readme_names_the_python_its_test_server_needs():
     assert result.returncode == 0 and b'"id":1' in result.stdout
     # The variable reaches the sidecar (the client passes its environment on), which only warns.
     served = subprocess.run(
-        [sys.executable, "-m", "promptd", "serve"],
+        [*PROMPTD, "serve"],
         input=b'{"jsonrpc":"2.0","id":1,"method":"reminder/keys"}\n',
         capture_output=True,
         timeout=60,

@@ -25,6 +25,10 @@ import pytest
 from promptd.citations import markers
 from promptd.reminders import history, provenance, sanitize
 
+# Growth ratios of CPU time: run alone (`make test` runs the serial tests after the parallel
+# run), since another process's load on the same cores inflates a large input's time.
+pytestmark = pytest.mark.serial
+
 # ---------------------------------------------------------------------------------------------
 # Adapters: the one place that knows the domain functions' signatures. If a signature changes,
 # fix it here.

@@ -11,16 +11,12 @@ import sys
 
 import pytest
 
-from conftest import call_in_process
+from conftest import call_in_process, run_cli as cli
 from promptd.prompt import vault
 
 CUSTOM = "You are ${{ system_prompt_label }}.\n${%- if is_non_interactive %}\nNobody is watching.\n${%- else %}\nAsk before publishing.\n${%- endif %}\n"
 
 
-def cli(*args, cwd=None, stdin=None):
-    env = dict(os.environ, PROMPTD_LOG_LEVEL="warning")
-    env.pop(vault.KEY_ENV, None)
-    return subprocess.run([sys.executable, "-m", "promptd", *args], capture_output=True, env=env, cwd=cwd, input=stdin, timeout=60)
 
 
 def shell(command, cwd):

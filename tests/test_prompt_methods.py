@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import call_in_process
+from conftest import call_in_process, run_cli as cli
 from promptd.app import Runtime
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
@@ -131,6 +131,7 @@ def test_errors_over_the_wire_carry_code_kind_and_field(shared_served):
     assert shared_served.call("prompt/render", {})["template"] == "primary"  # still serving
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(
     "custom",
     ["${{ ((((9**64)**64)**64)**64) }}", '${{ "%0300000000d"|format(1) }}', '${{ "x".ljust(300000000) }}'],
@@ -162,11 +163,6 @@ def test_logs_never_carry_the_prompt_text(spawn):
 # -- the CLI -------------------------------------------------------------------------------------
 
 
-def cli(*args, env=None, cwd=None):
-    full_env = dict(os.environ, PROMPTD_LOG_LEVEL="warning")
-    full_env.pop(vault.KEY_ENV, None)
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "promptd", *args], capture_output=True, env=full_env, cwd=cwd, timeout=60)
 
 
 def test_cli_render_prints_exactly_the_text_the_method_returns(tmp_path):

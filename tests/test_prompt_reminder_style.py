@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import call_in_process
+from conftest import PROMPTD, call_in_process
 from promptd.app import Runtime
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
@@ -169,6 +169,6 @@ def test_a_spawned_server_describes_pua_by_default(served):
 @pytest.mark.parametrize("style", ["pua", "xml"])
 def test_cli_render_takes_the_style_from_its_configuration(style):
     env = dict(os.environ, PROMPTD_LOG_LEVEL="warning", PROMPTD_REMINDERS__STYLE=style)
-    result = subprocess.run([sys.executable, "-m", "promptd", "render"], capture_output=True, env=env, timeout=60)
+    result = subprocess.run([*PROMPTD, "render"], capture_output=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     assert_describes(result.stdout.decode("utf-8"), "primary", style)

@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from conftest import run_cli as cli
 from promptd.config import VaultConfig
 from promptd.errors import VaultLocked
 from promptd.prompt import vault
@@ -320,14 +321,6 @@ def test_the_runtime_refuses_a_missing_key_file_and_logs_the_source_it_uses(tmp_
 # -- the command line ------------------------------------------------------------------------------
 
 
-def cli(*args, env=None, stdin=None):
-    import subprocess
-    import sys
-
-    full_env = dict(os.environ, PROMPTD_LOG_LEVEL="warning")
-    full_env.pop(vault.KEY_ENV, None)
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "promptd", *args], capture_output=True, env=full_env, timeout=60, input=stdin)
 
 
 def test_keygen_creates_missing_folders_private_and_never_prints_a_traceback(tmp_path):

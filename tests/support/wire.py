@@ -15,6 +15,7 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
+from conftest import PROMPTD
 from promptd.app import Runtime
 from promptd.config import Config
 from promptd.local import Local, LocalError
@@ -229,7 +230,7 @@ def replay_spawned(cases: list[dict[str, Any]], timeout: float = 60.0) -> None:
             env = dict(os.environ, PROMPTD_LOG_LEVEL="warning")
             if "max_message_bytes" in case:
                 env["PROMPTD_MAX_MESSAGE_BYTES"] = str(case["max_message_bytes"])
-            proc = subprocess.Popen([sys.executable, "-m", "promptd", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            proc = subprocess.Popen([*PROMPTD, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
             assert proc.stdin is not None and proc.stdout is not None
             procs.append(proc)
             replays.append(_Replay(case, os.dup(proc.stdin.fileno()), os.dup(proc.stdout.fileno())))

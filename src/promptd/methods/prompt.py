@@ -56,7 +56,10 @@ def _own_templates(ctx: Context) -> dict[str, str]:
 
 
 def _open_vault(settings: VaultConfig, template_id: str) -> Vault | None:
-    # Imported when a render asks for a sealed template, not for every render.
+    if template_id != TemplateName.APPLY_PATCH and not settings.templates and not settings.template_file:
+        # With no sealed template of one's own, only Apply-Patch is sealed: Primary and Subagent
+        # renders never import the vault.
+        return None
     from promptd.prompt import vault
 
     return vault.vault_for(settings, os.environ, template_id)

@@ -30,9 +30,10 @@ from typing import Any, NamedTuple
 from promptd.config import VAULT_KEY_ENV as KEY_ENV
 from promptd.errors import VaultLocked
 from promptd.prompt import TEMPLATES
+from promptd.prompt.kinds import TemplateName
 
 FORMAT = "promptd-vault/1"
-APPLY_PATCH_ID = "apply_patch"
+APPLY_PATCH_ID = TemplateName.APPLY_PATCH.value
 KEY_BYTES = 32  # AES-256
 NONCE_BYTES = 12  # 96 bits: the size GCM is specified for (NIST SP 800-38D)
 TAG_BYTES = 16
