@@ -136,12 +136,12 @@ SERVE_LINES = [
 
 @pytest.mark.parametrize("argv", SERVE_LINES, ids=" ".join)
 def test_the_serve_shortcut_reads_a_command_line_as_the_full_parser_does_or_leaves_it_to_it(argv):
-    from promptd import cli
+    from promptd import cli, cli_parser
 
     shortcut = cli.serve_options(argv)
     if shortcut is None:
         return  # the full parser reads it, as it reads every other command line
-    full = cli.build_parser().parse_args(argv)
+    full = cli_parser.build_parser().parse_args(argv)
     assert (shortcut.command, shortcut.config, shortcut.log_level) == (full.command, full.config, full.log_level)
 
 

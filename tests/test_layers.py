@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # The doors: the command line, the stdio server, the in-process door; and the generator of
     # protocol/ and the docs tables (a build tool that reads the method table).
-    ("promptd.__main__", "promptd.cli", "promptd.cli_prompt", "promptd.cli_workflow", "promptd.server", "promptd.reader", "promptd.peer", "promptd.writer", "promptd.local", "promptd.generate"),
+    ("promptd.__main__", "promptd.cli", "promptd.cli_parser", "promptd.cli_prompt", "promptd.cli_workflow", "promptd.server", "promptd.reader", "promptd.peer", "promptd.writer", "promptd.local", "promptd.generate"),
     # The method table, its thin adapters, and the one exception-to-wire boundary.
     ("promptd.methods",),
     # What the methods stand on: the runtime a door serves (configuration applied, registries,
@@ -40,7 +40,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ALSO: dict[str, frozenset[str]] = {
     "promptd.__main__": frozenset({"promptd.cli"}),
     # Commands reach the method table only through the in-process door; `serve` starts the server.
-    "promptd.cli": frozenset({"promptd.cli_prompt", "promptd.local", "promptd.server"}),
+    "promptd.cli": frozenset({"promptd.cli_parser", "promptd.cli_prompt", "promptd.local", "promptd.server"}),
+    # The parser registers the prompt commands (cli_prompt.add_commands).
+    "promptd.cli_parser": frozenset({"promptd.cli_prompt"}),
     # The stdio transport: its input reader, its frame writer, the client as a peer of handlers.
     "promptd.server": frozenset({"promptd.reader", "promptd.peer", "promptd.writer"}),
     "promptd.peer": frozenset({"promptd.writer"}),
