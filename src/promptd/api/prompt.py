@@ -1,4 +1,5 @@
-"""The system prompt pipeline (docs/templates.md): prompt/render, prompt/lint, prompt/persist.
+"""The system prompt pipeline (docs/templates.md): prompt/render, prompt/persist (prompt/lint and
+prompt/vars, the template author's tools, are in api/authoring.py).
 
 The `context` field is the domain's PromptContext: it is validated by the domain's own parser, so
 an unknown field or an unsupported `version` is an `invalid_context` error naming the field (not a
@@ -12,7 +13,7 @@ from pydantic import Field, StrictBool, field_validator
 from promptd.api.base import ApiModel, Tools
 from promptd.errors import InvalidContext
 from promptd.prompt.context import PromptContext, parse_context
-from promptd.prompt.kinds import TemplateName, VariableSource
+from promptd.prompt.kinds import TemplateName
 
 
 class _WithContext(ApiModel):
@@ -29,7 +30,7 @@ class _WithContext(ApiModel):
             raise
 
 
-class _RenderInputs(_WithContext):
+class RenderInputs(_WithContext):
     tools: Tools | None = Field(None, description="The tool set by kind; defaults to the one given at initialize.")
     params: dict[str, dict[str, str]] = Field(
         default={}, description="Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`)."
@@ -55,7 +56,7 @@ def _suggest_field(exc: InvalidContext) -> None:
         exc.args = (exc.message,)
 
 
-class RenderParams(_RenderInputs):
+class RenderParams(RenderInputs):
     strict_undefined: bool | None = Field(
         None, description="Strict undefined: a name no render defines is an error, not empty text. Default: config prompt.strict_undefined (true)."
     )
@@ -70,47 +71,9 @@ class RenderResult(ApiModel):
     chars: int = Field(description="Length of the text in Unicode code points.")
 
 
-class LintParams(ApiModel):
-    template: str
-    exempt_kinds: list[str] | None = Field(None, description="Tool kinds exempt from the guard rule; defaults to config prompt.exempt_kinds.")
-    strict_undefined: bool = Field(True, description="Report names no render defines (undefined_variable). On by default, whatever the render setting.")
-    flags: list[str] = Field(default=[], description="Names of the flags the host sends besides the default ones: defined for the undefined-name check.")
-    tool_kinds: list[str] = Field(default=[], description="Tool kinds the host sends besides the documented ones (not questioned as misspellings).")
-
-
-class LintViolation(ApiModel):
-    line: int = Field(description="1-based")
-    column: int = Field(description="1-based, in code points")
-    kind: str = Field(
-        description="unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax"
-    )
-    message: str
-    severity: str = Field("error", description="error, or warning (not_portable): a warning alone does not fail `promptd lint`.")
-
-
-class LintResult(ApiModel):
-    violations: list[LintViolation]
-
-
 class PersistParams(_WithContext):
     pass
 
 
 class PersistResult(ApiModel):
     context: PromptContext = Field(description="The context with every field explicit, ready to store and to render again.")
-
-
-class VarsParams(_RenderInputs):
-    pass
-
-
-class TemplateVariable(ApiModel):
-    name: str
-    value: Any = Field(description="The value a template sees (tools and params as their mappings).")
-    source: VariableSource = Field(
-        description="tools / params: the namespaces; context: a context field; derived: computed from the context; runtime: from configuration; flag: set by the request; default_flag: derived, not set by the request."
-    )
-
-
-class VarsResult(ApiModel):
-    variables: list[TemplateVariable] = Field(description="Every variable a template rendered with these params sees, in merge order.")

@@ -25,7 +25,8 @@ from promptd.methods.base import Method
 # Area module -> its method names, in the order its METHODS list them.
 AREAS: dict[str, tuple[str, ...]] = {
     "reminders": ("reminder/wrap", "reminder/wrap_many", "reminder/keys"),
-    "prompt": ("prompt/render", "prompt/lint", "prompt/persist", "prompt/vars"),
+    "prompt": ("prompt/render", "prompt/persist"),
+    "authoring": ("prompt/lint", "prompt/vars"),
     "citations": ("citation/parse", "citation/describe", "citation/export", "citation/strip"),
     "provenance": ("content/sanitize", "content/sanitize_value", "content/inspect", "reminder/parse", "reminder/strip", "history/sanitize"),
     "assembly": (

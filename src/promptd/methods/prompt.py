@@ -1,7 +1,8 @@
-"""prompt/render, prompt/lint, prompt/persist, prompt/vars.
+"""prompt/render and prompt/persist.
 
-Glue layer. The pipeline, engine, lint and vault modules import jinja2 and cryptography, so they
-are imported inside the handlers: the server's cold start never pays for them.
+Glue layer. The pipeline, engine and vault modules import jinja2 and cryptography, so they are
+imported inside the handlers: the server's cold start never pays for them. prompt/lint and
+prompt/vars are in methods/authoring.py.
 """
 
 from __future__ import annotations
@@ -13,18 +14,7 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from promptd.api.prompt import (
-    LintParams,
-    LintResult,
-    LintViolation,
-    PersistParams,
-    PersistResult,
-    RenderParams,
-    RenderResult,
-    TemplateVariable,
-    VarsParams,
-    VarsResult,
-)
+from promptd.api.prompt import PersistParams, PersistResult, RenderParams, RenderResult
 from promptd.methods.base import Context, Method
 from promptd.prompt.context import for_persistence
 from promptd.prompt.kinds import TemplateName
@@ -131,30 +121,11 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
     return RenderResult.model_validate(rendered, from_attributes=True)
 
 
-def lint(params: LintParams, ctx: Context) -> LintResult:
-    from promptd.prompt import lint as guard
-
-    exempt = params.exempt_kinds if params.exempt_kinds is not None else ctx.runtime.config.prompt.exempt_kinds
-    found = guard.lint(params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds)
-    return LintResult(violations=[LintViolation(line=v.line, column=v.column, kind=v.kind, message=v.message, severity=v.severity) for v in found])
-
-
-def variables(params: VarsParams, ctx: Context) -> VarsResult:
-    from promptd.prompt import variables as listing
-
-    runtime = ctx.runtime
-    tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
-    found = listing.describe(params.context, tools, params.params, params.flags, reminder_style=runtime.config.reminders.style)
-    return VarsResult(variables=[TemplateVariable(name=v.name, value=v.value, source=v.source) for v in found])
-
-
 def persist(params: PersistParams, ctx: Context) -> PersistResult:
     return PersistResult(context=for_persistence(params.context))
 
 
 METHODS: list[Method] = [
     Method("prompt/render", RenderParams, RenderResult, render, "Renders the system prompt for a prompt context: text, template used, sha256, length."),
-    Method("prompt/lint", LintParams, LintResult, lint, "Checks that every ${{ tools.by_kind.X }} sits inside a condition on tools.by_kind.X.", offload=True),
     Method("prompt/persist", PersistParams, PersistResult, persist, "The context normalized for storage (subagent role summaries cleared)."),
-    Method("prompt/vars", VarsParams, VarsResult, variables, "Every variable a template would see for these render params, with its value and source."),
 ]
