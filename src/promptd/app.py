@@ -131,7 +131,7 @@ class Runtime:
             return registry
         # The wire's model checks a declared provider as providers/register does; imported only
         # for a configuration that declares some.
-        from promptd.api.assembly import RegisterParams
+        from promptd.api.providers import RegisterParams
 
         for index, declared in enumerate(config.reminders.providers):
             try:

@@ -1,38 +1,9 @@
-"""Reminder assembly, providers, sessions and turns."""
+"""Reminder assembly, sessions and turns (the provider registry's own methods: api/providers.py)."""
 
 from pydantic import AliasChoices, Field
 
 from promptd.api.base import ApiModel, Tools
-from promptd.assembly.kinds import FragmentStatus, ProviderKind, RegisterKind, Scope, SkipReason
-
-
-class RegisterParams(ApiModel):
-    name: str = Field(description="Unique provider name, [A-Za-z0-9._-]+")
-    scope: Scope = Scope.PER_TURN
-    kind: RegisterKind
-    key: str = Field(description="Reminder key of the fragments it produces")
-    text: str | None = Field(None, description="static: the text")
-    path: str | None = Field(None, description="file: the file (relative paths resolve against the session's cwd)")
-    argv: list[str] | None = Field(None, min_length=1, description="command: program and arguments, run without a shell")
-    timeout_ms: int | None = Field(None, ge=1, le=600_000, description="Overrides reminders.provider_timeout_ms")
-    max_bytes: int = Field(64 * 1024, ge=1, le=16 << 20, description="file/command: output cap")
-
-
-class NameParams(ApiModel):
-    name: str
-
-
-class ProviderInfo(ApiModel):
-    name: str
-    scope: Scope
-    kind: ProviderKind
-    key: str
-    builtin: bool
-    timeout_ms: int | None
-
-
-class ProvidersResult(ApiModel):
-    providers: list[ProviderInfo]
+from promptd.assembly.kinds import FragmentStatus, SkipReason
 
 
 class SessionParams(ApiModel):

@@ -29,10 +29,8 @@ AREAS: dict[str, tuple[str, ...]] = {
     "authoring": ("prompt/lint", "prompt/vars"),
     "citations": ("citation/parse", "citation/describe", "citation/export", "citation/strip"),
     "provenance": ("content/sanitize", "content/sanitize_value", "content/inspect", "reminder/parse", "reminder/strip", "history/sanitize"),
+    "providers": ("providers/register", "providers/unregister", "providers/list"),
     "assembly": (
-        "providers/register",
-        "providers/unregister",
-        "providers/list",
         "session/update",
         "session/close",
         "reminder/assemble",

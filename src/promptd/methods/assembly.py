@@ -1,4 +1,5 @@
-"""providers/*, session/update, session/close, reminder/assemble, turn/compose, turn/complete."""
+"""session/update, session/close, reminder/assemble, turn/compose, turn/complete (providers/* are
+in methods/providers.py)."""
 
 from __future__ import annotations
 
@@ -13,25 +14,18 @@ from promptd.api.assembly import (
     CompleteParams,
     ComposeParams,
     ComposeResult,
-    NameParams,
-    ProviderInfo,
-    ProvidersResult,
-    RegisterParams,
     SessionParams,
     SessionUpdateParams,
 )
 from promptd.api.base import Empty
 from promptd.api.host import ProduceParams, ProduceResult
 from promptd.assembly.assemble import Assembled, Request, assemble
-from promptd.assembly.compose import MAX_MODIFIED_FILES, merge_modified_files, user_content
+from promptd.assembly.compose import merge_modified_files, user_content
 from promptd.assembly.kinds import FragmentStatus
-from promptd.assembly.registry import spec_from_mapping
 from promptd.methods.base import Context, Method
 from promptd.sessions import complete_turn
 
 PRODUCE_METHOD = ProduceParams.METHOD
-# MAX_MODIFIED_FILES lives in assembly.compose; it is imported above also for code that still
-# reads it from here (tests/test_assembly_budget.py).
 
 
 class PeerHost:
@@ -51,27 +45,6 @@ class PeerHost:
             return ProduceResult.model_validate({"text": answer.get("text")}).text
         except ValidationError:
             raise TypeError("provider/produce must answer {text: string | null}") from None
-
-
-def register(params: RegisterParams, ctx: Context) -> Empty:
-    ctx.runtime.keys.require(params.key)
-    ctx.runtime.providers.register(spec_from_mapping(params.model_dump()), at_run_time=True)
-    ctx.runtime.log.info("provider_registered", provider=params.name, kind=params.kind, scope=params.scope)
-    return Empty()
-
-
-def unregister(params: NameParams, ctx: Context) -> Empty:
-    ctx.runtime.providers.unregister(params.name)
-    return Empty()
-
-
-def list_providers(params: Empty, ctx: Context) -> ProvidersResult:
-    return ProvidersResult(
-        providers=[
-            ProviderInfo(name=e.spec.name, scope=e.spec.scope, kind=e.spec.kind, key=e.spec.key, builtin=e.builtin, timeout_ms=e.spec.timeout_ms)
-            for e in ctx.runtime.providers.entries()
-        ]
-    )
 
 
 def update_session(params: SessionUpdateParams, ctx: Context) -> Empty:
@@ -181,9 +154,6 @@ def complete(params: CompleteParams, ctx: Context) -> Empty:
 
 
 METHODS: list[Method] = [
-    Method("providers/register", RegisterParams, Empty, register, "Registers a static, file, command or host provider (registration order is priority)."),
-    Method("providers/unregister", NameParams, Empty, unregister, "Removes a provider by name."),
-    Method("providers/list", Empty, ProvidersResult, list_providers, "Lists providers in priority order, built-ins first."),
     Method("session/update", SessionUpdateParams, Empty, update_session, "Gives a session the host's facts: cwd, date, OS, shell, env, tools, modified files."),
     Method("session/close", SessionParams, Empty, close_session, "Forgets a session's state."),
     Method("reminder/assemble", AssembleParams, AssembleResult, run_assembly, "Runs the providers and assembles this turn's reminder under the budget.", may_wait=True),
