@@ -7,7 +7,7 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from promptd.assembly import budget as budgeting
 from promptd.assembly.kinds import FragmentStatus, Scope
@@ -15,11 +15,17 @@ from promptd.assembly.model import Fragment, Skip
 from promptd.assembly.providers import HostChannel, ProviderView
 from promptd.assembly.registry import Entry, ProviderRegistry
 from promptd.assembly.run import run_instant, run_providers
-from promptd.assembly.spill import SpillFailed, Spilled, SpillStore
 from promptd.config import Config
 from promptd.reminders.kinds import BlockStyle
 from promptd.reminders.ledger import Trust
 from promptd.sessions import Session
+
+if TYPE_CHECKING:
+    from promptd.assembly.spill import Spilled, SpillStore
+
+# The session's spill store, asked for only when a fragment is truncated: most turns never are,
+# and creating the store imports the spill module.
+SpillAccess = Callable[[], "SpillStore"]
 
 DIRECTIVE_PROVIDER = "directive"
 # Above this many characters, sanitizing runs in a worker thread (about 5 ms of sanitizer time).
@@ -84,7 +90,7 @@ def assemble(
     config: Config,
     trust: Trust,
     host: HostChannel,
-    spill: SpillStore,
+    spill: SpillAccess,
     tools: dict[str, str],
 ) -> Assembled | Awaitable[Assembled]:
     """This turn's reminder: at once when every provider to run is instant and the fragments are
@@ -101,7 +107,7 @@ def assemble(
 
 
 async def _assemble_waiting(
-    request: Request, wanted: list[Entry], view: ProviderView, session: Session, config: Config, trust: Trust, host: HostChannel, spill: SpillStore
+    request: Request, wanted: list[Entry], view: ProviderView, session: Session, config: Config, trust: Trust, host: HostChannel, spill: SpillAccess
 ) -> Assembled:
     outcomes = await run_providers(wanted, view, host, config.reminders.provider_timeout_ms / 1000)
     finished = _finish(request, outcomes, session, config, trust, spill)
@@ -109,7 +115,7 @@ async def _assemble_waiting(
 
 
 def _finish(
-    request: Request, outcomes: list[Fragment | Skip | None], session: Session, config: Config, trust: Trust, spill: SpillStore
+    request: Request, outcomes: list[Fragment | Skip | None], session: Session, config: Config, trust: Trust, spill: SpillAccess
 ) -> Assembled | Awaitable[Assembled]:
     raw: list[Fragment] = [Fragment(DIRECTIVE_PROVIDER, DIRECTIVE_KEY, d) for d in request.directives if d.strip()]
     skipped: list[Skip] = []
@@ -145,7 +151,7 @@ async def _in_thread(work: Callable[[], T], then: Callable[[T], U]) -> U:
 
 
 def fit_and_wrap(
-    raw: list[Fragment], request: Request, limit: int, trust: Trust, style: BlockStyle, spill: SpillStore, session_id: str
+    raw: list[Fragment], request: Request, limit: int, trust: Trust, style: BlockStyle, spill: SpillAccess, session_id: str
 ) -> tuple[Assembled, dict[str, str]]:
     """Sanitize, deduplicate, budget, truncate and spill, wrap. Pure but for the spill file and
     the ledger entry the wrapper records."""
@@ -186,7 +192,7 @@ class Placement:
     uncut: int | None  # the index of a fragment planned as truncated that could not be
 
 
-def place(plan: budgeting.Plan, raw: list[Fragment], spill: SpillStore, session_id: str, clean: Callable[[str], str]) -> Placement:
+def place(plan: budgeting.Plan, raw: list[Fragment], spill: SpillAccess, session_id: str, clean: Callable[[str], str]) -> Placement:
     """Carries out a plan: truncates (and spills) the fragment to truncate, collects the texts."""
     placement = Placement(Assembled(), {}, [], None)
     result = placement.result
@@ -230,7 +236,7 @@ def join_triggers(parts: tuple[str, ...], nonce: str) -> str | None:
 
 
 def truncate_and_spill(
-    fragment: Fragment, original: Fragment, room: int, spill: SpillStore, session_id: str, clean: Callable[[str], str]
+    fragment: Fragment, original: Fragment, room: int, spill: SpillAccess, session_id: str, clean: Callable[[str], str]
 ) -> tuple[str | None, Spilled | None, str | None]:
     """The head of `fragment` with its marker, the spill file named in it, and why the spill
     failed. None for the text when the marker does not fit; then no file (and no folder) is left."""
@@ -241,8 +247,11 @@ def truncate_and_spill(
     without_path = budgeting.truncate(fragment.text, room, plain, clean)
     if without_path is None:
         return None, None, None  # the marker with a path is longer still: spilling is pointless
+    from promptd.assembly.spill import SpillFailed
+
+    store = spill()
     try:
-        spilled = spill.save(session_id, original.text)
+        spilled = store.save(session_id, original.text)
     except SpillFailed as exc:
         return without_path, None, exc.reason
 
@@ -252,6 +261,6 @@ def truncate_and_spill(
     text = budgeting.truncate(fragment.text, room, marker, clean)
     if text is None:
         # Not even the marker fits: nothing refers to the file, so it is not kept or reported.
-        spill.discard(spilled)
+        store.discard(spilled)
         return None, None, None
     return text, spilled, None

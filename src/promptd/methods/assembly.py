@@ -18,14 +18,11 @@ from promptd.api.assembly import (
     SessionUpdateParams,
 )
 from promptd.api.base import Empty
-from promptd.api.host import ProduceParams, ProduceResult
 from promptd.assembly.assemble import Assembled, Request, assemble
 from promptd.assembly.compose import merge_modified_files, user_content
 from promptd.assembly.kinds import FragmentStatus
 from promptd.methods.base import Context, Method
 from promptd.sessions import complete_turn
-
-PRODUCE_METHOD = ProduceParams.METHOD
 
 
 class PeerHost:
@@ -36,8 +33,11 @@ class PeerHost:
         self.peer = ctx.peer
 
     async def produce(self, provider: str, session: str, user_message: str, timeout_s: float) -> str | None:
+        # Imported when a host provider runs, not by every turn.
+        from promptd.api.host import ProduceParams, ProduceResult
+
         params = ProduceParams(provider=provider, session=session, user_message=user_message)
-        answer: Any = await self.peer.call(PRODUCE_METHOD, params.model_dump(mode="json"), timeout_s)
+        answer: Any = await self.peer.call(ProduceParams.METHOD, params.model_dump(mode="json"), timeout_s)
         if not isinstance(answer, dict):
             raise TypeError("provider/produce must answer {text: string | null}")
         # A missing `text` is read as null and other members are ignored, as they always were.
@@ -81,7 +81,7 @@ def run_assembly(params: AssembleParams, ctx: Context) -> AssembleResult | Await
         config=runtime.config,
         trust=runtime.trust,
         host=PeerHost(ctx),
-        spill=runtime.spill,
+        spill=lambda: runtime.spill,
         tools=runtime.tools_for(session),
     )
     if isinstance(outcome, Assembled):
