@@ -273,3 +273,14 @@ def test_merging_validates_only_what_is_given_with_the_result_and_error_of_a_who
         assert raised.value.data["field"] == ".".join(map(str, expected_error))
         return
     assert base.merged(overrides).model_dump() == expected.model_dump()
+
+
+def test_initialize_config_with_an_invalid_declared_provider_changes_nothing():
+    from promptd.app import Runtime
+
+    runtime = Runtime(config_module.load(None, {}))
+    before = runtime.config
+    bad = {"reminders": {"budget_chars": 123, "providers": [{"name": "x", "kind": "file", "key": "k"}]}}
+    with pytest.raises(ConfigError):
+        runtime.apply_config(bad)
+    assert runtime.config is before and runtime.providers.entries()

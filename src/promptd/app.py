@@ -89,14 +89,17 @@ class Runtime:
             keys = self._build_keys(config)
         except PromptdError as exc:
             raise ConfigError(f"invalid config at keys.extra: {exc.message}", field="keys.extra") from exc
+        reminders_changed = config.reminders != self.config.reminders
         providers = None
-        if self._providers is not None and (config.reminders != self.config.reminders or config.todo_nudge != self.config.todo_nudge):
+        if self._providers is not None and (reminders_changed or config.todo_nudge != self.config.todo_nudge):
             providers = self._build_providers(config)
             for spec in self._providers.registered_at_run_time():
                 try:
                     providers.register(spec, at_run_time=True)
                 except PromptdError as exc:
                     raise ConfigError(f"config conflicts with the registered provider {spec.name}: {exc.message}", field="reminders.providers") from exc
+        elif self._providers is None and config.reminders.providers:
+            providers = self._build_providers(config)  # declared providers are checked now, as at start-up
         if config.vault != self.config.vault:
             self._check_vault(config)
         self.config = config
@@ -106,9 +109,8 @@ class Runtime:
         self.trust.ledger.configure(config.reminders.ledger_max_entries, config.reminders.ledger_eviction)
         if providers is not None:
             self._providers = providers
-            self._spill = None
-        elif self._providers is None and config.reminders.providers:
-            self._providers = self._build_providers(config)  # checked now, as at start-up
+        if reminders_changed:
+            self._spill = None  # rebuilt from the new settings on next use
         self.log.set_level(config.log_level)
 
     def tools_for(self, session: Session) -> dict[str, str]:
