@@ -113,6 +113,12 @@ class VaultConfig(Section):
     # shipped Apply-Patch template, any other id is rendered with system_prompt {"sealed": id}.
     templates: dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$")], str] = {}
 
+    @property
+    def has_own_templates(self) -> bool:
+        """Sealed templates of one's own are configured (else only the shipped Apply-Patch one is
+        sealed, and a render of Primary or Subagent never needs the vault)."""
+        return bool(self.templates or self.template_file)
+
 
 class Config(Section):
     # 16 MiB: large enough for a whole file's contents in one tool result, small enough that a

@@ -38,7 +38,7 @@ def render(params: RenderParams, ctx: Context) -> RenderResult | Awaitable[Rende
 
 def _own_templates(ctx: Context) -> dict[str, str]:
     settings = ctx.runtime.config.vault
-    if not settings.templates and not settings.template_file:
+    if not settings.has_own_templates:
         return {}  # the common case, without importing the vault
     from promptd.prompt import vault
 
@@ -46,10 +46,8 @@ def _own_templates(ctx: Context) -> dict[str, str]:
 
 
 def _open_vault(settings: VaultConfig, template_id: str) -> Vault | None:
-    if template_id != TemplateName.APPLY_PATCH and not settings.templates and not settings.template_file:
-        # With no sealed template of one's own, only Apply-Patch is sealed: Primary and Subagent
-        # renders never import the vault.
-        return None
+    if template_id != TemplateName.APPLY_PATCH and not settings.has_own_templates:
+        return None  # Primary and Subagent renders never import the vault
     from promptd.prompt import vault
 
     return vault.vault_for(settings, os.environ, template_id)
