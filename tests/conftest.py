@@ -17,6 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "protocol" / "vectors"
+# The repository's build tools (scripts/generate.py): the tests check that generated files are current.
+sys.path.insert(0, str(ROOT / "scripts"))
 # promptd as hosts and users run it: the console script installed beside the interpreter
 # (`python -m promptd` also pays runpy's own start, about 20 ms a spawn; test_versions covers it).
 _SCRIPT = Path(sys.executable).with_name("promptd")

@@ -7,7 +7,7 @@ import asyncio
 import inspect
 from typing import Any
 
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.assembly.assemble import OFF_LOOP_CHARS
 from promptd.config import Config
 from promptd.methods import TABLE

@@ -89,7 +89,7 @@ def test_the_registry_and_the_file_notices_are_bounded():
     import pytest
 
     from conftest import call_in_process
-    from promptd.app import Runtime
+    from promptd.runtime import Runtime
     from promptd.assembly.registry import MAX_PROVIDERS
     from promptd.config import Config
     from promptd.assembly.compose import MAX_MODIFIED_FILES

@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from conftest import Served, call_in_process
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
 from promptd.text import CODE_POINTS, OFFSET_UNITS, UTF8_BYTES, UTF16_UNITS, offsets_in

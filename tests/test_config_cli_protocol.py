@@ -14,7 +14,7 @@ from referencing import Registry, Resource
 from conftest import PROMPTD, ROOT, run_cli
 from promptd import config as config_module
 from promptd.errors import ConfigError
-from promptd.generate import GENERATED
+from generate import GENERATED
 
 
 
@@ -136,7 +136,7 @@ SERVE_LINES = [
 
 @pytest.mark.parametrize("argv", SERVE_LINES, ids=" ".join)
 def test_the_serve_shortcut_reads_a_command_line_as_the_full_parser_does_or_leaves_it_to_it(argv):
-    from promptd import cli, cli_parser
+    from promptd.cli import main as cli, parser as cli_parser
 
     shortcut = cli.serve_options(argv)
     if shortcut is None:
@@ -146,7 +146,7 @@ def test_the_serve_shortcut_reads_a_command_line_as_the_full_parser_does_or_leav
 
 
 def test_the_serve_shortcut_takes_the_command_lines_a_host_spawns():
-    from promptd import cli
+    from promptd.cli import main as cli
 
     for argv in (["serve"], ["serve", "--log-level", "debug"], ["--config", "p.toml", "serve"]):
         assert cli.serve_options(argv) is not None, argv
@@ -276,7 +276,7 @@ def test_merging_validates_only_what_is_given_with_the_result_and_error_of_a_who
 
 
 def test_initialize_config_with_an_invalid_declared_provider_changes_nothing():
-    from promptd.app import Runtime
+    from promptd.runtime import Runtime
 
     runtime = Runtime(config_module.load(None, {}))
     before = runtime.config

@@ -4,7 +4,7 @@ client can follow them without being told by hand."""
 from __future__ import annotations
 
 from conftest import call_in_process
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.config import Config
 
 

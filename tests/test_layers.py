@@ -16,18 +16,17 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # same-layer edges in ALSO, minus the edges in NEVER. `promptd` alone is the package's
 # __init__ (version constants); every other name covers a module or a package and all inside it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # The doors: the command line, the stdio server, the in-process door; and the generator of
-    # protocol/ and the docs tables (a build tool that reads the method table).
-    ("promptd.__main__", "promptd.cli", "promptd.cli_parser", "promptd.cli_prompt", "promptd.cli_workflow", "promptd.server", "promptd.reader", "promptd.peer", "promptd.writer", "promptd.local", "promptd.generate"),
+    # The doors: the command line, the stdio transport, the in-process door.
+    ("promptd.__main__", "promptd.cli", "promptd.transport", "promptd.local"),
     # The method table, its thin adapters, and the one exception-to-wire boundary.
     ("promptd.methods",),
     # What the methods stand on: the runtime a door serves (configuration applied, registries,
     # stores, the ledger), and the OpenRPC document built from the models and a table it is given.
-    ("promptd.app", "promptd.protocol"),
+    ("promptd.runtime", "promptd.protocol"),
     # The models of both directions (params, results, events, provider/produce).
     ("promptd.api",),
     # The domains: plain functions over plain data, raising domain errors.
-    ("promptd.reminders", "promptd.assembly", "promptd.prompt", "promptd.citations", "promptd.todos", "promptd.sessions"),
+    ("promptd.reminders", "promptd.assembly", "promptd.prompt", "promptd.citations", "promptd.sessions"),
     # Sans-IO JSON-RPC, configuration, the structured logger.
     ("promptd.rpc", "promptd.config", "promptd.logs"),
     # The closed sets of each area (enums), declared once: the domain, the configuration and the
@@ -39,18 +38,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # Same-layer imports that are part of the design.
 ALSO: dict[str, frozenset[str]] = {
     "promptd.__main__": frozenset({"promptd.cli"}),
-    # Commands reach the method table only through the in-process door; `serve` starts the server.
-    "promptd.cli": frozenset({"promptd.cli_parser", "promptd.cli_prompt", "promptd.local", "promptd.server"}),
-    # The parser registers the prompt commands (cli_prompt.add_commands).
-    "promptd.cli_parser": frozenset({"promptd.cli_prompt"}),
-    # The stdio transport: its input reader, its frame writer, the client as a peer of handlers.
-    "promptd.server": frozenset({"promptd.reader", "promptd.peer", "promptd.writer"}),
-    "promptd.peer": frozenset({"promptd.writer"}),
-    "promptd.cli_prompt": frozenset({"promptd.local", "promptd.cli_workflow"}),
+    # Commands reach the method table only through the in-process door; `serve` starts the transport.
+    "promptd.cli": frozenset({"promptd.local", "promptd.transport"}),
     # Assembly runs the reminder providers: it formats reminders, reads sessions and todos.
-    "promptd.assembly": frozenset({"promptd.reminders", "promptd.sessions", "promptd.todos"}),
-    # A session keeps the todo gate's turn accounting; the gate's rules are in todos.
-    "promptd.sessions": frozenset({"promptd.todos"}),
+    "promptd.assembly": frozenset({"promptd.reminders", "promptd.sessions"}),
     # The log level is a setting.
     "promptd.config": frozenset({"promptd.logs"}),
 }
@@ -173,5 +164,5 @@ def test_no_module_imports_itself_back_through_others():
 
 
 def test_the_domains_are_the_layer_the_design_names():
-    # DESIGN.md "Layout": domains (reminders, assembly, prompt, citations, todos, sessions).
-    assert {area.removeprefix("promptd.") for area in DOMAINS} == {"reminders", "assembly", "prompt", "citations", "todos", "sessions"}
+    # DESIGN.md "Layout": domains (reminders, assembly, prompt, citations, sessions with its todos).
+    assert {area.removeprefix("promptd.") for area in DOMAINS} == {"reminders", "assembly", "prompt", "citations", "sessions"}

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import call_in_process, run_cli as cli
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
 from promptd.prompt import vault
@@ -234,7 +234,7 @@ def test_the_prompt_commands_live_in_the_entry_layer_not_in_the_domain_package()
     import importlib.util
 
     assert importlib.util.find_spec("promptd.prompt.commands") is None
-    assert importlib.util.find_spec("promptd.cli_prompt") is not None
+    assert importlib.util.find_spec("promptd.cli.prompt") is not None
 
 
 def test_cli_lint_passes_the_shipped_templates():

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import PROMPTD, call_in_process
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
 from promptd.prompt import pipeline

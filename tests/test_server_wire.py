@@ -207,7 +207,7 @@ def test_the_writer_reports_congestion_and_room_again(monkeypatch):
     import select
     import threading
 
-    from promptd import writer as writer_module
+    from promptd.transport import writer as writer_module
     from promptd.rpc.messages import encode
 
     monkeypatch.setattr(writer_module, "BACKLOG_HIGH", 256 << 10)
@@ -238,13 +238,13 @@ def test_a_handler_that_ignores_its_cancellation_still_has_its_request_answered_
     import threading
 
     from promptd.api.base import Empty
-    from promptd.app import Runtime
+    from promptd.runtime import Runtime
     from promptd.config import Config
     from promptd.logs import Logger
     from promptd.methods import TABLE
     from promptd.methods.base import Method
-    from promptd import server as server_module
-    from promptd.server import Server
+    from promptd.transport import server as server_module
+    from promptd.transport.server import Server
 
     monkeypatch.setattr(server_module, "STOP_GRACE_S", 0.1)
 
@@ -280,10 +280,10 @@ def test_input_from_a_regular_file_is_read_by_a_thread_and_served_to_its_end(tmp
     # A file cannot be read by the event loop (nor made non-blocking): the reader thread's path.
     import os
 
-    from promptd.app import Runtime
+    from promptd.runtime import Runtime
     from promptd.config import Config
     from promptd.logs import Logger
-    from promptd.server import Server
+    from promptd.transport.server import Server
 
     source = tmp_path / "requests.jsonl"
     source.write_bytes(lines(req(1, "reminder/wrap", WRAP), req(2, "shutdown")) + json.dumps(req(3, "reminder/keys")).encode())

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from conftest import Served, call_in_process
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
-from promptd.todos import Reason, Todo, decide
+from promptd.sessions.todos import Reason, Todo, decide
 
 PENDING = [{"id": "1", "content": "Write the tests", "status": "pending"}]
 IN_PROGRESS = [{"id": "2", "content": "Build", "status": "in_progress"}]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Served, call_in_process
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.config import Config
-from promptd.todos import Todo, decide, partition
+from promptd.sessions.todos import Todo, decide, partition
 
 TRACES = sorted((Path(__file__).parent / "traces" / "todos").glob("*.json"))
 
@@ -171,7 +171,7 @@ def test_the_least_recently_used_session_is_evicted_and_others_are_untouched():
 
 def test_idle_sessions_expire_and_close_forgets_one():
     from promptd.config import SessionsConfig
-    from promptd.sessions import SessionStore
+    from promptd.sessions.store import SessionStore
 
     now = [0.0]
     store = SessionStore(SessionsConfig(idle_timeout_s=10), clock=lambda: now[0])

@@ -1,3 +1,3 @@
-from promptd.cli import main
+from promptd.cli.main import main
 
 raise SystemExit(main())

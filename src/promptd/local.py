@@ -26,7 +26,7 @@ import inspect
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.methods import TABLE
 from promptd.methods.base import Context, Method, NoPeer

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import Served, call_in_process
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
 

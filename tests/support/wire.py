@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import PROMPTD
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.local import Local, LocalError
 from promptd.logs import Logger
@@ -250,7 +250,7 @@ def replay_spawned(cases: list[dict[str, Any]], timeout: float = 60.0) -> None:
 def replay_over_pipes(cases: list[dict[str, Any]], timeout: float = 60.0) -> None:
     """Replays each case on the real stdio transport (promptd.server.Server) over real pipes, in a
     thread of this process: the transport's reading, tasks and writer without a process start."""
-    from promptd.server import Server
+    from promptd.transport.server import Server
 
     servers, replays = [], []
     try:

@@ -5,7 +5,7 @@ from typing import Annotated
 from pydantic import AliasChoices, Field
 
 from promptd.api.base import ApiModel, Inline
-from promptd.todos import Decision, Reason, TodoStatus
+from promptd.sessions.todos import Decision, Reason, TodoStatus
 
 
 class TodoItem(ApiModel):

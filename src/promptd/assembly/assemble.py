@@ -18,7 +18,7 @@ from promptd.assembly.run import run_instant, run_providers
 from promptd.config import Config
 from promptd.reminders.kinds import BlockStyle
 from promptd.reminders.ledger import Trust
-from promptd.sessions import Session
+from promptd.sessions.store import Session
 
 if TYPE_CHECKING:
     from promptd.assembly.spill import Spilled, SpillStore

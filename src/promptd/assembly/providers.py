@@ -20,7 +20,7 @@ from promptd.assembly.memory import read_project_memory
 from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
 from promptd.assembly.model import ProviderSkipped, ProviderSpec
 from promptd.assembly.warden import Warden, pdeathsig_prefix
-from promptd.todos import NUDGE_KEY, nudge_text
+from promptd.sessions.todos import NUDGE_KEY, nudge_text
 
 
 # An empty mapping that cannot be changed: the shared default of ProviderView's mappings.

@@ -22,7 +22,7 @@ from promptd.assembly.assemble import Assembled, Request, assemble
 from promptd.assembly.compose import merge_modified_files, user_content
 from promptd.assembly.kinds import FragmentStatus
 from promptd.methods.base import Context, Method
-from promptd.sessions import complete_turn
+from promptd.sessions.store import complete_turn
 
 
 class PeerHost:

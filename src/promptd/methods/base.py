@@ -12,7 +12,7 @@ from typing import Any, Generic, NamedTuple, Protocol
 from pydantic import BaseModel
 from typing_extensions import TypeVar
 
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 
 
 class Peer(Protocol):

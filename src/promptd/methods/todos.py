@@ -5,8 +5,8 @@ from __future__ import annotations
 from promptd.api.events import GateExhaustedEvent, GateFiredEvent
 from promptd.api.todos import GateParams, GateResult
 from promptd.methods.base import Context, Method
-from promptd.sessions import gate_turn
-from promptd.todos import Decision, Todo, exhausted_text, gate_text
+from promptd.sessions.store import gate_turn
+from promptd.sessions.todos import Decision, Todo, exhausted_text, gate_text
 
 
 def gate(params: GateParams, ctx: Context) -> GateResult:

@@ -22,7 +22,7 @@ from promptd.text import OffsetUnit
 if TYPE_CHECKING:
     from promptd.assembly.registry import ProviderRegistry
     from promptd.assembly.spill import SpillStore
-    from promptd.sessions import Session, SessionStore
+    from promptd.sessions.store import Session, SessionStore
 
 
 class Runtime:
@@ -55,7 +55,7 @@ class Runtime:
     @property
     def sessions(self) -> SessionStore:
         if self._sessions is None:
-            from promptd.sessions import SessionStore
+            from promptd.sessions.store import SessionStore
 
             self._sessions = SessionStore(self.config.sessions)
         return self._sessions

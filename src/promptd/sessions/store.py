@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from promptd.config import SessionsConfig, TodoGateConfig
-from promptd.todos import NUDGE_KEY, Decision, GateOutcome, Todo, decide
+from promptd.sessions.todos import NUDGE_KEY, Decision, GateOutcome, Todo, decide
 
 # Prompt ids whose TodoGate fires a session remembers: a session answers one prompt at a time, so
 # a few suffice; the oldest is forgotten first.

@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("params", nargs="?", default="{}", help="a JSON object, - for stdin, or @FILE (default {})")
     commands.add_parser("keys", help="list the reserved reminder keys (as JSON)", description="List the reserved reminder keys: `promptd call reminder/keys`.")
     commands.add_parser("version", help="print the version", description="Print the version of promptd and of its protocol (as --version does).")
-    from promptd import cli_prompt
+    from promptd.cli import prompt as cli_prompt
 
     cli_prompt.add_commands(commands)
     for sub in _command_parsers(parser):

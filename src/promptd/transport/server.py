@@ -18,15 +18,15 @@ import traceback
 from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn
 
-from promptd.app import Runtime
+from promptd.runtime import Runtime
 from promptd.methods import TABLE
 from promptd.methods.base import Context, Method
 from promptd.methods.boundary import RpcFailure, start
-from promptd.peer import ClientPeer
-from promptd.reader import InputReader
+from promptd.transport.peer import ClientPeer
+from promptd.transport.reader import InputReader
 from promptd.rpc import codes
 from promptd.rpc.connection import Call, Cancel, Connection, Diagnostic, EndOfInput, Event, Exit, Notify, Reply, Send
-from promptd.writer import FrameWriter
+from promptd.transport.writer import FrameWriter
 
 # Requests running at once before the reader waits: bounds memory under a flood without ever
 # refusing a well-behaved client.

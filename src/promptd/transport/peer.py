@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from promptd.rpc.connection import Connection, Reply
-from promptd.writer import FrameWriter
+from promptd.transport.writer import FrameWriter
 
 
 class ClientError(Exception):

@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 def run(argv: list[str] | None = None) -> int:
     args: argparse.Namespace | SimpleNamespace | None = serve_options(sys.argv[1:] if argv is None else argv)
     if args is None:
-        from promptd.cli_parser import build_parser
+        from promptd.cli.parser import build_parser
 
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -110,7 +110,7 @@ def run(argv: list[str] | None = None) -> int:
             parser.print_help()
             return EXIT_OK
     if args.command == "version":
-        from promptd.cli_parser import version_line
+        from promptd.cli.parser import version_line
 
         print(version_line())
         return EXIT_OK
@@ -142,8 +142,8 @@ def _silence_stdout() -> None:
 
 
 def serve(config: Config) -> int:
-    from promptd.app import Runtime
-    from promptd.server import serve as serve_stdio
+    from promptd.runtime import Runtime
+    from promptd.transport.server import serve as serve_stdio
 
     try:
         runtime = Runtime(config)

@@ -268,7 +268,7 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
     if isinstance(renders, int):
         return renders
     if args.snapshot:
-        from promptd import cli_workflow
+        from promptd.cli import workflow as cli_workflow
 
         return cli_workflow.snapshots(Path(args.snapshot), renders, update=args.update)
     result = renders[0][1]
@@ -288,7 +288,7 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
 
 
 def run_diff(config: Any, args: argparse.Namespace) -> int:
-    from promptd import cli_workflow
+    from promptd.cli import workflow as cli_workflow
 
     renders = _render_each(config, args, [args.left, args.right], "diff")
     if isinstance(renders, int):
@@ -297,7 +297,7 @@ def run_diff(config: Any, args: argparse.Namespace) -> int:
 
 
 def run_vars(config: Any, args: argparse.Namespace) -> int:
-    from promptd import cli_workflow
+    from promptd.cli import workflow as cli_workflow
     from promptd.errors import PromptdError
     from promptd.local import LocalError
 
@@ -604,7 +604,7 @@ def _report(command: str, message: str, kind: str, data: Mapping[str, Any] | Non
     """A render-side failure on one line, naming the file it is in (`my.jinja:3:7: ...` instead of
     `template 'custom' line 3`), with hints the wire leaves to the reader: "did you mean" for an
     unknown context field, and a YAML value that was read as a date. Returns EXIT_USAGE."""
-    from promptd import cli_workflow
+    from promptd.cli import workflow as cli_workflow
 
     print(f"promptd {command}: {cli_workflow.explain(message, kind, data or {}, inputs.files, inputs.raw_context)}", file=sys.stderr)
     return EXIT_USAGE
