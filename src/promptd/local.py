@@ -1,6 +1,6 @@
 """The in-process door: the method table through the wire's boundary, without a process.
 
-Entry layer, beside cli.py and server.py: it may import methods/ and everything below; nothing
+Entry layer, beside cli/ and transport/: it may import methods/ and everything below; nothing
 below imports it. The CLI commands and the in-process test helper use it, and so can a Python
 host that wants promptd without a subprocess:
 

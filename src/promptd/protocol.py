@@ -1,7 +1,7 @@
 """Builds the OpenRPC document from a method table and the pydantic models.
 
-Below the methods layer (with app.py, over api/): the table is handed in, by rpc.discover
-(methods/core.py) and by `make protocol` (generate.py), never imported from promptd.methods, so the
+Below the methods layer (with runtime.py, over api/): the table is handed in, by rpc.discover
+(methods/core.py) and by `make protocol` (scripts/generate.py), never imported from promptd.methods, so the
 methods that serve this document can import it.
 
 protocol/openrpc.json is this function's output (`make protocol`); a test fails when the committed

@@ -248,7 +248,7 @@ def replay_spawned(cases: list[dict[str, Any]], timeout: float = 60.0) -> None:
 
 
 def replay_over_pipes(cases: list[dict[str, Any]], timeout: float = 60.0) -> None:
-    """Replays each case on the real stdio transport (promptd.server.Server) over real pipes, in a
+    """Replays each case on the real stdio transport (promptd.transport.server.Server) over real pipes, in a
     thread of this process: the transport's reading, tasks and writer without a process start."""
     from promptd.transport.server import Server
 

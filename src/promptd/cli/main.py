@@ -1,7 +1,7 @@
-"""Command line: serve | call | keys | version (and the prompt commands registered by cli_prompt).
+"""Command line: serve | call | keys | version (and the prompt commands registered by cli.prompt).
 
 Entry layer: reads the arguments (the plain `serve` a host spawns here, any other command line
-through cli_parser), builds the runtime, and hands over to the server or to one in-process call
+through cli.parser), builds the runtime, and hands over to the server or to one in-process call
 through the in-process door (promptd.local), which runs the server's boundary.
 
 Exit status, for every command (docs/cli.md): 0 ok, 1 findings (the command ran and reports
@@ -29,7 +29,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 # The reader of stdout went away (`promptd call ... | head`): the output was not all delivered, so
-# not 0, but nothing was wrong with the input either; the prompt commands (cli_prompt) say 1 too.
+# not 0, but nothing was wrong with the input either; the prompt commands (cli.prompt) say 1 too.
 EXIT_BROKEN_PIPE = EXIT_FINDINGS
 
 TTY_HINT = (

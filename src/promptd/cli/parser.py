@@ -1,6 +1,6 @@
 """The command line's parser (argparse): every command, its options and help texts.
 
-Entry layer, imported by cli.py for any command line but the plain `serve` a host spawns, which
+Entry layer, imported by cli/main.py for any command line but the plain `serve` a host spawns, which
 cli.serve_options reads without it: importing argparse and building these parsers is a
 measurable part of a host's wait for its first answer.
 """

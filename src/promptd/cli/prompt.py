@@ -1,6 +1,6 @@
 """CLI commands of the prompt pipeline: render, lint, vault.
 
-Entry layer (registered by cli.py). `promptd render` and `promptd lint` build the params of
+Entry layer (registered by cli/parser.py). `promptd render` and `promptd lint` build the params of
 `prompt/render` and `prompt/lint` from files and flags, then run those methods through the
 in-process door (promptd.local.Local), which is the server's method table and boundary: one
 validation, one handler, one error shape, so a context or template behaves identically from the

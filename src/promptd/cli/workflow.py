@@ -1,7 +1,7 @@
 """The prompt owner's workflow on the command line: snapshot files, the diff of two renders, the
 variable listing, and failures explained with file names and hints.
 
-Entry layer (used by cli_prompt.py): plain formatting and files, no method calls of its own.
+Entry layer (used by cli/prompt.py): plain formatting and files, no method calls of its own.
 """
 
 from __future__ import annotations

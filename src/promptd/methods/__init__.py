@@ -10,7 +10,7 @@ first call of an area pays for that area (a host that never parses citations nev
 The names of each area are listed here so the table knows them without importing anything; an
 area whose METHODS do not match its names fails on first use, and the protocol tests load them all.
 
-Methods layer: imports api/, app.py, protocol.py and the domains; nothing below imports it.
+Methods layer: imports api/, runtime.py, protocol.py and the domains; nothing below imports it.
 """
 
 from __future__ import annotations

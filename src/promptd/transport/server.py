@@ -3,7 +3,7 @@
 Every protocol rule (lifecycle, in-flight ids, batches, cancellation, refusals) is in
 promptd.rpc.connection: this module feeds it the bytes read, acts on its events (handlers run
 inline, as tasks, or in worker threads), and writes the frames it returns through the one
-FrameWriter (promptd.writer). It owns signals, back-pressure, the spill sweep's timer and the exit.
+FrameWriter (promptd.transport.writer). It owns signals, back-pressure, the spill sweep's timer and the exit.
 """
 
 from __future__ import annotations
