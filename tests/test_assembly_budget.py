@@ -92,7 +92,7 @@ def test_the_registry_and_the_file_notices_are_bounded():
     from promptd.runtime import Runtime
     from promptd.assembly.registry import MAX_PROVIDERS
     from promptd.config import Config
-    from promptd.assembly.compose import MAX_MODIFIED_FILES
+    from promptd.sessions.store import MAX_MODIFIED_FILES
     from promptd.methods.boundary import RpcFailure
 
     runtime = Runtime(Config())

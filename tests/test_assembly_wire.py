@@ -453,7 +453,7 @@ def test_relative_paths_without_a_session_directory_are_missing_not_read_from_pr
 
 @pytest.mark.serial
 def test_a_huge_file_report_is_linear_and_keeps_the_newest(shared_served):
-    from promptd.assembly.compose import MAX_MODIFIED_FILES
+    from promptd.sessions.store import MAX_MODIFIED_FILES
 
     paths = [f"src/file_{n}.py" for n in range(40_000)]
     started = time.monotonic()

@@ -84,6 +84,15 @@ class TodoNudgeConfig(Section):
 class SessionsConfig(Section):
     idle_timeout_s: float = Field(3600, gt=0)
     max_sessions: int = Field(1024, ge=1)
+    # Byte caps on what a host may keep in a session (docs/operations.md, "Session limits"): with
+    # the defaults, 1,024 sessions hold at most 256 MiB, however large the host's lines are.
+    # A session id is a name or a UUID; 256 bytes fits any id scheme.
+    max_id_bytes: int = Field(256, ge=1)
+    # One value: cwd, date, os_name, shell, one env name or value, one tool name, one modified
+    # file's path. 16 KiB is four times Linux's PATH_MAX.
+    max_field_bytes: int = Field(16 << 10, ge=1)
+    # All the host's facts of one session together (env, tools and modified files included).
+    max_session_bytes: int = Field(256 << 10, ge=1)
 
 
 class PromptConfig(Section):

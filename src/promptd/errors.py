@@ -173,6 +173,14 @@ class ConfigError(PromptdError):
     kind = "invalid_config"
 
 
+class ValueTooLarge(PromptdError):
+    """A value over one of promptd's size limits (`field`, `limit` and `size`, in bytes), such as the byte caps on session state; nothing was changed."""
+
+    # Invalid params, as every other request promptd refuses for its content.
+    code = -32602
+    kind = "value_too_large"
+
+
 class AlreadyInitialized(PromptdError):
     """`initialize` was called a second time."""
 
@@ -196,12 +204,18 @@ def _camel(kind: str) -> str:
 
 def catalogue() -> tuple[WireError, ...]:
     """Every code on the wire with its kinds: the transport's, then the application's (one per
-    PromptdError subclass, named after its kind), ordered by code within each group."""
+    PromptdError subclass, named after its kind), ordered by code within each group. A subclass
+    with a transport code (ValueTooLarge: -32602) adds its kind to that code's entry."""
+    transport_codes = {error.code for error in TRANSPORT_ERRORS}
+    errors = _application_errors()
+    added = {code: tuple((cls.kind, (cls.__doc__ or "").strip()) for cls in errors if cls.code == code) for code in transport_codes}
+    transport = [error._replace(kinds=error.kinds + added[error.code]) for error in TRANSPORT_ERRORS]
     application = [
         WireError(cls.code, _camel(cls.kind), (cls.__doc__ or cls.kind).strip().split("\n")[0], ((cls.kind, (cls.__doc__ or "").strip()),))
-        for cls in _application_errors()
+        for cls in errors
+        if cls.code not in transport_codes
     ]
-    entries = (*TRANSPORT_ERRORS, *application)
+    entries = (*transport, *application)
     codes = [e.code for e in entries]
     kinds = [k for e in entries for k, _ in e.kinds]
     names = [e.name for e in entries]

@@ -447,6 +447,7 @@ const (
 	ErrorKindMethodNotFound     ErrorKind = "method_not_found"
 	ErrorKindInvalidParams      ErrorKind = "invalid_params"
 	ErrorKindPositionalParams   ErrorKind = "positional_params"
+	ErrorKindValueTooLarge      ErrorKind = "value_too_large"
 	ErrorKindInternal           ErrorKind = "internal"
 	ErrorKindCancelled          ErrorKind = "cancelled"
 	ErrorKindShutDown           ErrorKind = "shut_down"
@@ -976,7 +977,7 @@ const (
 	CodeInvalidRequest = -32600
 	// CodeMethodNotFound: Method not found (data.kind: method_not_found)
 	CodeMethodNotFound = -32601
-	// CodeInvalidParams: Invalid params (data.kind: invalid_params, positional_params)
+	// CodeInvalidParams: Invalid params (data.kind: invalid_params, positional_params, value_too_large)
 	CodeInvalidParams = -32602
 	// CodeInternalError: Internal error (data.kind: internal)
 	CodeInternalError = -32603
@@ -1026,6 +1027,7 @@ var ErrorKindCode = map[ErrorKind]int64{
 	"method_not_found":    -32601,
 	"invalid_params":      -32602,
 	"positional_params":   -32602,
+	"value_too_large":     -32602,
 	"internal":            -32603,
 	"cancelled":           -32800,
 	"shut_down":           -32002,

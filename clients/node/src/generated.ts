@@ -202,7 +202,7 @@ export interface DiscoverResult {
 export type Empty = Record<string, never>;
 
 /** `data.kind` of an error: what went wrong, machine-readable (see `x-errors` for the code each comes with). */
-export type ErrorKind = "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "render_timeout" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "invalid_config" | "already_initialized";
+export type ErrorKind = "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "value_too_large" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "render_timeout" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "invalid_config" | "already_initialized";
 
 /** The name of an event notification (`capabilities.events` lists some of them). */
 export type EventName = "event/provider_skipped" | "event/spilled" | "event/gate_fired" | "event/gate_exhausted" | "event/nudge_fired";
@@ -889,7 +889,7 @@ export const ErrorCodes = {
   InvalidRequest: -32600,
   /** Method not found (data.kind: `method_not_found`) */
   MethodNotFound: -32601,
-  /** Invalid params (data.kind: `invalid_params`, `positional_params`) */
+  /** Invalid params (data.kind: `invalid_params`, `positional_params`, `value_too_large`) */
   InvalidParams: -32602,
   /** Internal error (data.kind: `internal`) */
   InternalError: -32603,
@@ -941,6 +941,7 @@ export const ERROR_KIND_CODES: Readonly<Record<ErrorKind, ErrorCode>> = {
   method_not_found: -32601,
   invalid_params: -32602,
   positional_params: -32602,
+  value_too_large: -32602,
   internal: -32603,
   cancelled: -32800,
   shut_down: -32002,

@@ -11,21 +11,8 @@ from collections.abc import Awaitable
 
 from promptd.assembly.assemble import at_once_unless_large
 
-# More file notices than a model can use in one reminder anyway; older ones are dropped first.
-MAX_MODIFIED_FILES = 200
 # Between the user's text and the reminder: a blank line, so each stays its own paragraph.
 SEPARATOR = "\n\n"
-
-
-def merge_modified_files(known: list[str], reported: list[str]) -> list[str]:
-    """The session's modified files after a report: newest last, each once, at most
-    MAX_MODIFIED_FILES, so a host that reports and never completes a turn cannot grow a session
-    without bound. Linear in the report's size."""
-    merged = dict.fromkeys(known)
-    for path in reported[-MAX_MODIFIED_FILES:]:
-        merged.pop(path, None)
-        merged[path] = None
-    return list(merged)[-MAX_MODIFIED_FILES:]
 
 
 def join(user_text: str, reminder_text: str) -> str:

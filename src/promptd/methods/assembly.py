@@ -19,7 +19,7 @@ from promptd.api.assembly import (
 )
 from promptd.api.base import Empty
 from promptd.assembly.assemble import Assembled, Request, assemble
-from promptd.assembly.compose import merge_modified_files, user_content
+from promptd.assembly.compose import user_content
 from promptd.assembly.kinds import FragmentStatus
 from promptd.methods.base import Context, Method
 from promptd.sessions.store import complete_turn
@@ -48,18 +48,10 @@ class PeerHost:
 
 
 def update_session(params: SessionUpdateParams, ctx: Context) -> Empty:
-    session = ctx.runtime.sessions.get(params.session)
-    data = session.data
-    for name in ("cwd", "date", "os_name", "shell"):
-        value = getattr(params, name)
-        if value is not None:
-            setattr(data, name, value)
-    if params.env is not None:
-        data.env = dict(params.env)
-    if params.tools is not None:
-        data.tools = dict(params.tools.by_kind)
-    if params.modified_files:
-        session.modified_files = merge_modified_files(session.modified_files, params.modified_files)
+    runtime = ctx.runtime
+    facts = {"cwd": params.cwd, "date": params.date, "os_name": params.os_name, "shell": params.shell}
+    tools = params.tools.by_kind if params.tools is not None else None
+    runtime.sessions.get(params.session).update(runtime.config.sessions, facts, params.env, tools, params.modified_files)
     return Empty()
 
 

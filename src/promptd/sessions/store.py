@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from promptd.config import SessionsConfig, TodoGateConfig
+from promptd.errors import ValueTooLarge
 from promptd.sessions.todos import NUDGE_KEY, Decision, GateOutcome, Todo, decide
 
 # Prompt ids whose TodoGate fires a session remembers: a session answers one prompt at a time, so
 # a few suffice; the oldest is forgotten first.
 MAX_PROMPTS_PER_SESSION = 16
+# More file notices than a model can use in one reminder anyway; older ones are dropped first.
+MAX_MODIFIED_FILES = 200
 
 
 @dataclass
@@ -63,6 +66,63 @@ class Session:
     gate_exhausted: set[str] = field(default_factory=set)
     touched: float = field(default_factory=time.monotonic)
 
+    def update(self, limits: SessionsConfig, facts: Mapping[str, str | None], env: Mapping[str, str] | None, tools: Mapping[str, str] | None, modified_files: list[str]) -> None:
+        """The host's `session/update`: the facts given replace the session's (None: unchanged),
+        modified files are appended. Raises ValueTooLarge, naming the first field over its byte
+        cap, before anything changes: a refused update leaves the session as it was."""
+        changed = {name: value for name, value in facts.items() if value is not None}
+        for name, value in changed.items():
+            check_field(name, value, limits)
+        for name, value in (env or {}).items():
+            check_field(f"env.{name}", name, limits)
+            check_field(f"env.{name}", value, limits)
+        for kind, name in (tools or {}).items():
+            check_field(f"tools.by_kind.{kind}", name, limits)
+        for path in modified_files:
+            check_field("modified_files", path, limits)
+        data = replace(self.data)  # a copy: the session changes only once everything is checked
+        for name, value in changed.items():
+            setattr(data, name, value)
+        if env is not None:
+            data.env = dict(env)
+        if tools is not None:
+            data.tools = dict(tools)
+        files = merge_modified_files(self.modified_files, modified_files) if modified_files else self.modified_files
+        size = state_bytes(data, files)
+        if size > limits.max_session_bytes:
+            raise ValueTooLarge(f"session state would be {size} bytes, over sessions.max_session_bytes ({limits.max_session_bytes})", field="session", limit=limits.max_session_bytes, size=size)
+        self.data = data
+        self.modified_files = files
+
+
+def check_field(name: str, value: str, limits: SessionsConfig) -> None:
+    size = utf8_len(value)
+    if size > limits.max_field_bytes:
+        raise ValueTooLarge(f"{name} is {size} bytes, over sessions.max_field_bytes ({limits.max_field_bytes})", field=name, limit=limits.max_field_bytes, size=size)
+
+
+def state_bytes(data: SessionData, modified_files: list[str]) -> int:
+    """What the host's facts of one session weigh, in UTF-8 bytes (names and values)."""
+    scalars = (data.cwd, data.date, data.os_name, data.shell)
+    pairs = [*data.env.items(), *(data.tools or {}).items()]
+    return sum(utf8_len(v) for v in scalars if v) + sum(utf8_len(k) + utf8_len(v) for k, v in pairs) + sum(map(utf8_len, modified_files))
+
+
+def utf8_len(text: str) -> int:
+    # Lone surrogates (JSON allows them) count as the 3 bytes they are escaped to.
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def merge_modified_files(known: list[str], reported: list[str]) -> list[str]:
+    """The session's modified files after a report: newest last, each once, at most
+    MAX_MODIFIED_FILES, so a host that reports and never completes a turn cannot grow a session
+    without bound. Linear in the report's size."""
+    merged = dict.fromkeys(known)
+    for path in reported[-MAX_MODIFIED_FILES:]:
+        merged.pop(path, None)
+        merged[path] = None
+    return list(merged)[-MAX_MODIFIED_FILES:]
+
 
 class SessionStore:
     def __init__(self, config: SessionsConfig, clock: Callable[[], float] = time.monotonic) -> None:
@@ -71,7 +131,11 @@ class SessionStore:
         self._sessions: OrderedDict[str, Session] = OrderedDict()
 
     def get(self, session_id: str) -> Session:
-        """The session, created on first use; marks it most recently used."""
+        """The session, created on first use; marks it most recently used. Raises ValueTooLarge
+        for an id over sessions.max_id_bytes (every method that names a session goes here)."""
+        size = utf8_len(session_id)
+        if size > self.config.max_id_bytes:
+            raise ValueTooLarge(f"the session id is {size} bytes, over sessions.max_id_bytes ({self.config.max_id_bytes})", field="session", limit=self.config.max_id_bytes, size=size)
         self._expire()
         session = self._sessions.get(session_id)
         if session is None:

@@ -1,0 +1,103 @@
+"""Session state is bounded in bytes: the id, each value and each session as a whole
+(docs/operations.md, "Session limits"). Over a cap, session/update is refused with -32602
+`value_too_large` and the session is left as it was."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import call_in_process
+from promptd.config import Config
+from promptd.methods.boundary import RpcFailure
+from promptd.runtime import Runtime
+
+MIB = 1 << 20
+
+
+def runtime(**sessions: int) -> Runtime:
+    return Runtime(Config.model_validate({"sessions": sessions}))
+
+
+def refused(method: str, params: dict[str, object], rt: Runtime) -> dict[str, object]:
+    with pytest.raises(RpcFailure) as failure:
+        call_in_process(method, params, rt)
+    assert failure.value.code == -32602
+    data = failure.value.data
+    assert data is not None and data["kind"] == "value_too_large"
+    return data
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"cwd": "/" + "d" * 20_000}, "cwd"),
+        ({"shell": "s" * 20_000}, "shell"),
+        ({"env": {"BIG": "v" * 20_000}}, "env.BIG"),
+        ({"tools": {"by_kind": {"edit": "e" * 20_000}}}, "tools.by_kind.edit"),
+        ({"modified_files": ["ok.txt", "/" + "p" * 20_000]}, "modified_files"),
+    ],
+)
+def test_a_value_over_the_field_cap_is_refused_naming_the_field_and_the_limit(params, field):
+    rt = runtime()
+    call_in_process("session/update", {"session": "s", "cwd": "/work", "env": {"A": "1"}, "modified_files": ["a.py"]}, rt)
+    data = refused("session/update", {"session": "s", **params}, rt)
+    assert data["field"] == field and data["limit"] == 16 << 10 and data["size"] > data["limit"]
+    session = rt.sessions.get("s")
+    # Nothing of the refused update landed, not even its valid parts.
+    assert (session.data.cwd, session.data.env, session.modified_files, session.data.tools) == ("/work", {"A": "1"}, ["a.py"], None)
+
+
+def test_values_that_each_fit_but_together_pass_the_session_cap_are_refused():
+    rt = runtime(max_session_bytes=10_000)
+    call_in_process("session/update", {"session": "s", "env": {f"V{n}": "x" * 1000 for n in range(9)}}, rt)
+    data = refused("session/update", {"session": "s", "modified_files": ["f" * 1500]}, rt)
+    assert data["field"] == "session" and data["limit"] == 10_000
+    assert rt.sessions.get("s").modified_files == []
+
+
+def test_a_session_id_over_its_cap_is_refused_by_every_method_that_names_a_session():
+    rt = runtime()
+    long_id = "i" * 257
+    for method, params in [("session/update", {"cwd": "/w"}), ("reminder/assemble", {}), ("turn/complete", {})]:
+        data = refused(method, {"session": long_id, **params}, rt)
+        assert data["field"] == "session" and data["limit"] == 256
+    assert len(rt.sessions) == 0
+    call_in_process("session/update", {"session": "i" * 256, "cwd": "/w"}, rt)
+
+
+def test_caps_count_utf8_bytes_not_characters():
+    rt = runtime(max_field_bytes=8)
+    call_in_process("session/update", {"session": "s", "cwd": "/ab"}, rt)
+    # Three characters of four bytes each: 12 bytes.
+    assert refused("session/update", {"session": "s", "cwd": "\U0001f600" * 3}, rt)["size"] == 12
+
+
+def test_the_caps_are_settings_that_initialize_can_change():
+    rt = runtime()
+    call_in_process("initialize", {"config": {"sessions": {"max_field_bytes": 4}}}, rt)
+    refused("session/update", {"session": "s", "date": "2026-12-01"}, rt)
+
+
+def test_many_sessions_with_huge_values_do_not_grow_the_process(spawn):
+    served = spawn()
+    before = rss_kib(served.proc.pid)
+    big = "v" * (8 * MIB)
+    for n in range(12):
+        answer = served.request("session/update", {"session": f"s{n}", "env": {"K": big}}, timeout=60)
+        assert answer["error"]["code"] == -32602 and answer["error"]["data"]["kind"] == "value_too_large"
+        answer = served.request("session/update", {"session": f"s{n}", "modified_files": [big]}, timeout=60)
+        assert answer["error"]["data"]["field"] == "modified_files"
+    # A value that fits is still taken, and the server answers as before.
+    assert served.call("session/update", {"session": "s0", "cwd": "/w"}, timeout=60) == {}
+    # 12 refused 8 MiB values in each of two fields: kept, they would be 192 MiB.
+    assert rss_kib(served.proc.pid) - before < 64 * 1024
+    assert served.close(timeout=60) == 0
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
