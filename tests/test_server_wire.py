@@ -109,15 +109,17 @@ def test_exit_cancels_and_answers_every_running_request_and_ends_while_a_thread_
     assert testserver.proc.wait(10) == 1
 
 
-def test_shutdown_then_exit_ends_with_zero_while_a_thread_renders(served):
+def test_shutdown_then_exit_ends_with_zero_while_a_thread_renders(spawn):
+    # `exit` lets a draining shutdown finish, but only up to the shutdown deadline.
+    served = spawn(env={"PROMPTD_SHUTDOWN_DEADLINE_MS": "300"})
     served.send(ENDLESS)
     time.sleep(0.2)
     served.send(req("bye", "shutdown"))  # waits for the render, which never ends by itself
     assert served.nothing_within(0.3)
     served.send(EXIT)
-    answers = {f["id"]: f for f in (served.read(timeout=5), served.read(timeout=5))}
+    answers = {f["id"]: f for f in (served.read(timeout=60), served.read(timeout=60))}
     assert answers["render"]["error"]["code"] == CANCELLED and answers["bye"]["error"]["code"] == CANCELLED
-    assert served.proc.wait(10) == 0
+    assert served.proc.wait(60) == 0
 
 
 def test_end_of_input_answers_what_finishes_in_time_cancels_the_rest_and_exits_zero(spawn):

@@ -30,7 +30,12 @@ class WireError(NamedTuple):
     description: str = ""
 
 
-PARSE_ERROR = WireError(-32700, "ParseError", "Parse error", description="A line that is not JSON, or not valid UTF-8; the answer's id is null.")
+PARSE_ERROR = WireError(
+    -32700,
+    "ParseError",
+    "Parse error",
+    (("parse_error", "A line that is not JSON (`reason` invalid_json) or not valid UTF-8 (invalid_utf8); `offset` is the byte of the line where reading stopped, `detail` what was expected there. The answer's id is null."),),
+)
 INVALID_REQUEST = WireError(
     -32600,
     "InvalidRequest",

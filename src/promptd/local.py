@@ -30,7 +30,7 @@ from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.methods import TABLE
 from promptd.methods.base import Context, Method, NoPeer
-from promptd.methods.boundary import RpcFailure, start
+from promptd.methods.boundary import RpcFailure, discard, start
 from promptd.rpc import codes
 from promptd.rpc.connection import State, refusal
 
@@ -124,7 +124,7 @@ class Local:
         except RuntimeError:
             pass
         else:  # a handler that answered with an awaitable though it is not declared async
-            outcome.close()
+            discard(outcome)
             raise RuntimeError(f"{method} waits on an event loop: inside one, use `await Local.acall(...)`")
         try:
             return asyncio.run(outcome)

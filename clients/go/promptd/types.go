@@ -435,6 +435,7 @@ type ErrorKind string
 
 // The values of ErrorKind.
 const (
+	ErrorKindParseError         ErrorKind = "parse_error"
 	ErrorKindBadVersion         ErrorKind = "bad_version"
 	ErrorKindInvalidMethod      ErrorKind = "invalid_method"
 	ErrorKindInvalidID          ErrorKind = "invalid_id"
@@ -971,7 +972,7 @@ type WrapResult struct {
 // Every error code on the wire: JSON-RPC 2.0's, LSP's cancel code and promptd's application codes
 // (-32000..-32099). Branch on the code and on data.kind (Error.Kind), never on the message.
 const (
-	// CodeParseError: Parse error
+	// CodeParseError: Parse error (data.kind: parse_error)
 	CodeParseError = -32700
 	// CodeInvalidRequest: Invalid Request (data.kind: bad_version, invalid_method, invalid_id, invalid_params_type, not_an_object, empty_batch, too_deep, too_large, duplicate_id)
 	CodeInvalidRequest = -32600
@@ -1015,6 +1016,7 @@ const (
 
 // ErrorKindCode is the code each data.kind comes with.
 var ErrorKindCode = map[ErrorKind]int64{
+	"parse_error":         -32700,
 	"bad_version":         -32600,
 	"invalid_method":      -32600,
 	"invalid_id":          -32600,

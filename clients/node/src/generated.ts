@@ -202,7 +202,7 @@ export interface DiscoverResult {
 export type Empty = Record<string, never>;
 
 /** `data.kind` of an error: what went wrong, machine-readable (see `x-errors` for the code each comes with). */
-export type ErrorKind = "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "value_too_large" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "render_timeout" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "invalid_config" | "already_initialized";
+export type ErrorKind = "parse_error" | "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "value_too_large" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "render_timeout" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "invalid_config" | "already_initialized";
 
 /** The name of an event notification (`capabilities.events` lists some of them). */
 export type EventName = "event/provider_skipped" | "event/spilled" | "event/gate_fired" | "event/gate_exhausted" | "event/nudge_fired";
@@ -883,7 +883,7 @@ export type EventArgs = { [E in keyof Events]: [event: E, params: Events[E]] }[k
  * name. Branch on `code` and `data.kind` (ErrorKind), never on the message.
  */
 export const ErrorCodes = {
-  /** Parse error */
+  /** Parse error (data.kind: `parse_error`) */
   ParseError: -32700,
   /** Invalid Request (data.kind: `bad_version`, `invalid_method`, `invalid_id`, `invalid_params_type`, `not_an_object`, `empty_batch`, `too_deep`, `too_large`, `duplicate_id`) */
   InvalidRequest: -32600,
@@ -929,6 +929,7 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
 /** The code each `data.kind` comes with. */
 export const ERROR_KIND_CODES: Readonly<Record<ErrorKind, ErrorCode>> = {
+  parse_error: -32700,
   bad_version: -32600,
   invalid_method: -32600,
   invalid_id: -32600,

@@ -8,6 +8,7 @@ stderr. Never a traceback or `str(exc)` of an unexpected error to the peer.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import traceback
 from collections.abc import Awaitable, Coroutine
 from typing import Any
@@ -86,6 +87,17 @@ async def finish(pending: Awaitable[object], method: Method, ctx: Context) -> di
         raise
     except Exception as exc:  # the boundary, for the part of a call that waited
         raise to_failure(exc, method.name, ctx) from exc
+
+
+def discard(later: Coroutine[Any, Any, Any]) -> None:
+    """Closes the waiting part of a call that will never run (cancelled before its first step),
+    and every coroutine it was handed that has not started either. A coroutine closed before it
+    starts runs none of its code, so it cannot close those itself; left open, each is reported
+    "never awaited" on stderr when it is collected."""
+    for value in inspect.getcoroutinelocals(later).values():
+        if inspect.iscoroutine(value) and inspect.getcoroutinestate(value) == inspect.CORO_CREATED:
+            discard(value)
+    later.close()
 
 
 async def invoke(method: Method, raw_params: Any, ctx: Context) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Decoding lines into JSON-RPC messages and building reply frames.
 
 Defined behaviour for awkward input (all documented in docs/protocol.md):
-- invalid JSON or invalid UTF-8: -32700, id null;
+- invalid JSON or invalid UTF-8: -32700, id null, `data` {kind "parse_error", reason
+  "invalid_json" or "invalid_utf8", offset: the byte in the line where reading stopped, detail};
 - nesting deeper than MAX_DEPTH: -32600 (`data.kind` "too_deep"), id null;
 - integers beyond 64 bits are read as floats (as orjson and JavaScript read them); such an id is
   refused (-32600);
@@ -95,8 +96,8 @@ def decode(line: bytes) -> Decoded:
         value = _loads(line)
     except _TooDeep:
         return Decoded([Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "too_deep", "max_depth": MAX_DEPTH}))], False)
-    except ValueError:
-        return Decoded([Invalid(error_frame(None, codes.PARSE_ERROR))], False)
+    except _NotJson as bad:
+        return Decoded([Invalid(error_frame(None, codes.PARSE_ERROR, data=bad.data))], False)
     if isinstance(value, list):
         if not value:
             return Decoded([Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "empty_batch"}))], False)
@@ -144,6 +145,12 @@ class _TooDeep(Exception):
     pass
 
 
+class _NotJson(Exception):
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__(data["reason"])
+        self.data = data
+
+
 def _loads(line: bytes) -> Any:
     try:
         return orjson.loads(line)
@@ -156,6 +163,19 @@ def _loads(line: bytes) -> Any:
         except RecursionError as deep:
             # The stdlib parser recurses: near MAX_DEPTH it can run out of stack first.
             raise _TooDeep from deep
+        except ValueError:
+            raise _NotJson(_where(line, exc)) from None
+
+
+def _where(line: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
+    """What a parse error says: why and where, as a byte offset into the line (orjson counts
+    characters), with orjson's own description, which names a token class and never echoes input."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return {"kind": "parse_error", "reason": "invalid_utf8", "offset": bad.start, "detail": "invalid UTF-8"}
+    offset = len(text[: exc.pos].encode("utf-8", "surrogatepass"))
+    return {"kind": "parse_error", "reason": "invalid_json", "offset": offset, "detail": exc.msg}
 
 
 def _loads_fallback(line: bytes) -> Any:

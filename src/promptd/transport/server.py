@@ -15,18 +15,20 @@ import signal
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn
 
 from promptd.runtime import Runtime
 from promptd.methods import TABLE
 from promptd.methods.base import Context, Method
-from promptd.methods.boundary import RpcFailure, start
+from promptd.methods.boundary import RpcFailure, discard, start
 from promptd.transport.peer import ClientPeer
 from promptd.transport.reader import InputReader
 from promptd.rpc import codes
-from promptd.rpc.connection import Call, Cancel, Connection, Diagnostic, EndOfInput, Event, Exit, Notify, Reply, Send
+from promptd.rpc.connection import Call, Cancel, Connection, Diagnostic, EndOfInput, Event, Exit, Notify, Reply, Send, SHUTDOWN_METHOD
 from promptd.transport.writer import FrameWriter
+from promptd.logs import Logger
 
 # Requests running at once before the reader waits: bounds memory under a flood without ever
 # refusing a well-behaved client.
@@ -51,6 +53,7 @@ class Server:
         self._tasks: set[Task] = set()  # every running handler, requests and notifications
         self._running: dict[Any, Task] = {}  # request id -> its task, for cancellation
         self._exit_code: int | None = None
+        self._draining: Task | None = None  # the `shutdown` request's task, once one was read
         self.reader = InputReader(in_fd, self._feed)
 
     def run(self) -> int:
@@ -150,7 +153,7 @@ class Server:
                 if not self.peer.settle(event):
                     self.log.debug("reply_discarded", known=True)
             case Exit(code):
-                self._stop(code)
+                self._exit(code)
             case EndOfInput():
                 self._spawn(self._on_eof())
             case Diagnostic(level, name, fields):
@@ -169,6 +172,8 @@ class Server:
             return
         task = self._spawn(self._finish(call, outcome, started))
         self._running[call.id] = task
+        if call.method == SHUTDOWN_METHOD:
+            self._draining = task
         task.add_done_callback(functools.partial(self._answered, call, outcome))
 
     async def _finish(self, call: Call, pending: Coroutine[Any, Any, dict[str, Any]], started: float) -> None:
@@ -185,7 +190,7 @@ class Server:
             del self._running[call.id]
         if task.cancelled():
             # Cancelled before it ever ran: its handler never started, but it is still answered.
-            pending.close()
+            discard(pending)
             self._answer(call, time.perf_counter(), None)
 
     def _answer(self, call: Call, started: float, outcome: dict[str, Any] | RpcFailure | None) -> None:
@@ -234,6 +239,22 @@ class Server:
         others = [t for t in self._running.values() if t is not current]
         if others:
             await asyncio.wait(others)
+
+    def _exit(self, code: int) -> None:
+        """`exit` ends the process now, cancelling what runs, unless a `shutdown` is still
+        draining: then that drain (bounded by shutdown_deadline_ms) finishes first, so
+        `initialize`, `shutdown`, `exit` piped in one write has every request answered."""
+        draining = self._draining
+        if draining is None or draining.done():
+            self._stop(code)
+            return
+        self.conn.start_shutdown()
+
+        async def after_drain() -> None:
+            await asyncio.wait([draining], timeout=self.runtime.config.shutdown_deadline_ms / 1000)
+            self._stop(code)
+
+        self._spawn(after_drain())
 
     def _on_signal(self, event: str) -> None:
         self.log.info(event, in_flight=len(self._running))
@@ -293,11 +314,22 @@ def protect_stdout() -> int:
     return private
 
 
+def log_python_warnings(log: Logger) -> None:
+    """stderr carries JSON lines only: a Python warning (from promptd or a library) becomes one
+    log line with its category and place, never its text, which may quote input."""
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: str | None = None) -> None:
+        log.warning("python_warning", category=category.__name__, where=f"{os.path.basename(filename)}:{lineno}")
+
+    warnings.showwarning = show
+
+
 def serve(runtime: Runtime, on_ready: Callable[[], None] | None = None, table: dict[str, Method] | None = None) -> NoReturn:
     """Serves stdin/stdout, then ends the process at once with the status. The answers are already
     written (the writer flushed them); a worker thread still busy with a cancelled request must not
     keep the process alive, as interpreter shutdown would (it joins every worker thread)."""
     out_fd = protect_stdout()
+    log_python_warnings(runtime.log)
     if on_ready is not None:
         on_ready()
     code = Server(runtime, 0, out_fd, table=table).run()
