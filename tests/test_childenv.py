@@ -3,6 +3,10 @@ provider asks for, and the variables no child ever gets."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from promptd.childenv import child_env, is_refused
 
 HOST = {
@@ -48,3 +52,90 @@ def test_the_vault_key_copied_under_another_name_is_not_passed():
 
 def test_promptd_names_are_refused_in_any_letter_case():
     assert is_refused("PROMPTD_VAULT_KEY") and is_refused("Promptd_Config") and not is_refused("MY_PROMPTD_THING")
+
+
+# ---- over a spawned `promptd serve` ---------------------------------------------------------------
+
+VAULT_KEY = "5e" * 32
+MARKER = "marker-secret-8d1f0c"
+linux_only = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
+
+
+@pytest.fixture
+def secretive(spawn, tmp_path):
+    """A server whose environment holds the vault key, a PROMPTD_* variable of the host's, a host
+    secret and a variable one provider asks for; built-ins off."""
+    env = {
+        "PROMPTD_VAULT_KEY": VAULT_KEY,
+        "PROMPTD_HOST_TOKEN": MARKER,
+        "HOST_SECRET": MARKER,
+        "WANTED_BY_PROVIDER": "wanted-value",
+        "PROMPTD_REMINDERS__SESSION_METADATA": "false",
+        "PROMPTD_REMINDERS__PROJECT_MEMORY": "false",
+        "PROMPTD_REMINDERS__FILE_MODIFIED": "false",
+        "PROMPTD_TODO_NUDGE__ENABLED": "false",
+        "PROMPTD_REMINDERS__SPILL_DIR": str(tmp_path / "spill"),
+    }
+    return spawn(env=env)
+
+
+def register(server, name, **fields):
+    return server.request("providers/register", {"name": name, "kind": "command", "scope": "global", "key": "directive", **fields}, timeout=60)
+
+
+def command_output(server):
+    result = server.call("reminder/assemble", {"session": "s", "user_message": "hi", "budget": 200_000}, timeout=60)
+    assert result["skipped"] == [], result["skipped"]
+    return {f["provider"] for f in result["fragments"]}, result["body"]
+
+
+def variables(text):
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def test_a_command_sees_the_allowlist_and_its_named_variables_never_promptds_own(secretive):
+    assert "error" not in register(secretive, "env", argv=["/usr/bin/env"], env=["WANTED_BY_PROVIDER"])
+    delivered, body = command_output(secretive)
+    seen = variables(body)
+    assert delivered == {"env"}
+    assert "PATH" in seen and "HOME" in seen and seen["WANTED_BY_PROVIDER"] == "wanted-value"
+    assert not [name for name in seen if name.upper().startswith("PROMPTD_")]
+    assert VAULT_KEY not in body and MARKER not in body and "HOST_SECRET" not in seen
+
+
+def test_a_command_without_env_gets_no_variable_outside_the_allowlist(secretive):
+    register(secretive, "env", argv=["/usr/bin/env"])
+    _, body = command_output(secretive)
+    assert "WANTED_BY_PROVIDER" not in variables(body) and VAULT_KEY not in body
+
+
+@pytest.mark.parametrize("name", ["PROMPTD_VAULT_KEY", "PROMPTD_HOST_TOKEN", "promptd_vault_key"])
+def test_a_provider_naming_a_promptd_variable_is_refused(secretive, name):
+    error = register(secretive, "env", argv=["/usr/bin/env"], env=["WANTED_BY_PROVIDER", name])["error"]
+    assert (error["code"], error["data"]["kind"], error["data"]["field"]) == (-32043, "invalid_provider", "env")
+    assert secretive.call("providers/list", timeout=60)["providers"] == []
+
+
+def test_a_malformed_variable_name_is_invalid_params(secretive):
+    error = register(secretive, "env", argv=["/usr/bin/env"], env=["A=B"])["error"]
+    assert (error["code"], error["data"]["kind"], error["data"]["errors"][0]["field"]) == (-32602, "invalid_params", "env.0")
+
+
+def test_providers_list_names_the_variables_a_command_is_given(secretive):
+    register(secretive, "env", argv=["/usr/bin/env"], env=["WANTED_BY_PROVIDER"])
+    secretive.call("providers/register", {"name": "plain", "kind": "static", "key": "directive", "text": "x"}, timeout=60)
+    listed = {p["name"]: p["env"] for p in secretive.call("providers/list", timeout=60)["providers"]}
+    assert listed == {"env": ["WANTED_BY_PROVIDER"], "plain": []}
+
+
+def test_a_provider_declared_in_config_with_a_promptd_variable_refuses_initialize(secretive):
+    declared = {"name": "env", "kind": "command", "key": "directive", "argv": ["/usr/bin/env"], "env": ["PROMPTD_VAULT_KEY"]}
+    error = secretive.request("initialize", {"config": {"reminders": {"providers": [declared]}}}, timeout=60)["error"]
+    assert error["data"]["kind"] == "invalid_config"
+
+
+def test_a_provider_declared_in_config_passes_its_variables(secretive):
+    declared = {"name": "env", "kind": "command", "scope": "global", "key": "directive", "argv": ["/usr/bin/env"], "env": ["WANTED_BY_PROVIDER"]}
+    secretive.call("initialize", {"config": {"reminders": {"providers": [declared]}}}, timeout=60)
+    _, body = command_output(secretive)
+    assert variables(body)["WANTED_BY_PROVIDER"] == "wanted-value" and VAULT_KEY not in body

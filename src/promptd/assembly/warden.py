@@ -1,8 +1,9 @@
 """The warden: one small process per promptd that kills the process groups of running `command`
 providers when promptd dies, however it dies (SIGKILL, an OOM kill, a crash).
 
-Domain layer (assembly); imports only the standard library, because the same file is the
-warden's own program (`python -I -S warden.py`: no site, no promptd package, a fast start).
+Domain layer (assembly); imports only the standard library at module level, because the same
+file is the warden's own program (`python -I -S warden.py`: no site, no promptd package, a fast
+start). promptd's side imports promptd.childenv where it starts the warden.
 
 promptd runs each command in a new process group and tells the warden its id before the command
 can do much ("+PGID") and again once the group is ended ("-PGID"). The warden learns that
@@ -80,12 +81,17 @@ class Warden:
 
     @staticmethod
     def _start() -> subprocess.Popen[bytes] | None:
+        # Imported here: the warden's own program (this file, run with -I -S) has no promptd.
+        from promptd.childenv import child_env
+
         try:
             return subprocess.Popen(
                 [sys.executable, "-I", "-S", os.path.abspath(__file__)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                # It needs nothing of the environment; it still must not hold the vault key.
+                env=child_env(),
                 start_new_session=True,
                 close_fds=True,
             )
