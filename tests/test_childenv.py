@@ -139,3 +139,32 @@ def test_a_provider_declared_in_config_passes_its_variables(secretive):
     secretive.call("initialize", {"config": {"reminders": {"providers": [declared]}}}, timeout=60)
     _, body = command_output(secretive)
     assert variables(body)["WANTED_BY_PROVIDER"] == "wanted-value" and VAULT_KEY not in body
+
+
+def children(pid):
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.update(int(p) for p in (task / "children").read_text().split())
+    return found
+
+
+def environ_of(pid):
+    return dict(entry.split(b"=", 1) for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if b"=" in entry)
+
+
+@linux_only
+def test_no_child_of_promptd_holds_a_promptd_variable_or_the_hosts_secret(secretive):
+    # A caller's template starts a render worker; a command starts the warden.
+    rendered = secretive.call("prompt/render", {"context": {"system_prompt": {"custom": "two is ${{ 1 + 1 }}"}}}, timeout=60)
+    assert rendered["text"] == "two is 2"
+    register(secretive, "quick", argv=["/bin/true"])
+    command_output(secretive)
+    kids = children(secretive.proc.pid)
+    commands = {kid: Path(f"/proc/{kid}/cmdline").read_bytes() for kid in kids}
+    assert any(b"promptd.prompt.worker" in line for line in commands.values()), commands
+    assert any(b"warden" in line for line in commands.values()), commands
+    for kid in kids:
+        env = environ_of(kid)
+        assert b"PATH" in env
+        assert not [name for name in env if name.upper().startswith(b"PROMPTD_")], commands[kid]
+        assert MARKER.encode() not in b"".join(env.values()) and VAULT_KEY.encode() not in b"".join(env.values())
