@@ -40,11 +40,13 @@ def pdeathsig_prefix() -> list[str]:
     as a Python exec wrapper."""
     if not sys.platform.startswith("linux"):
         return []
+    from promptd.childenv import child_env  # promptd's side only, as in Warden._start
+
     for folder in ("/usr/bin", "/bin", "/usr/sbin", "/sbin"):
         path = os.path.join(folder, "setpriv")
         if os.access(path, os.X_OK):
             try:
-                probe = subprocess.run([path, "--pdeathsig", "KILL", "--", "true"], capture_output=True, timeout=5)
+                probe = subprocess.run([path, "--pdeathsig", "KILL", "--", "true"], capture_output=True, timeout=5, env=child_env())
             except (OSError, subprocess.SubprocessError):
                 return []
             return [path, "--pdeathsig", "KILL", "--"] if probe.returncode == 0 else []
