@@ -354,7 +354,7 @@ def test_spill_files_past_retention_are_swept_and_fresh_ones_kept(tmp_path):
     os.utime(old, (now[0] - 7200, now[0] - 7200))
     fresh = Path(store.save("s", "fresh text").path)
     os.utime(fresh, (now[0] - 60, now[0] - 60))
-    assert store.sweep() == 1
+    assert store.sweep().removed == 1
     assert not old.exists() and fresh.read_text() == "fresh text"
 
 
@@ -379,9 +379,10 @@ def test_spill_caps_refuse_and_report(tmp_path):
 def test_the_server_sweeps_expired_spill_files_soon_after_start(spawn, tmp_path):
     from promptd.assembly.spill import session_folder
 
+    (tmp_path / "spill").mkdir(mode=0o700)
     folder = tmp_path / "spill" / session_folder("old")
-    folder.mkdir(parents=True, mode=0o700)
-    stale = folder / "1-abc.txt"
+    folder.mkdir(mode=0o700)
+    stale = folder / "1-0123456789ab.txt"
     stale.write_text("stale")
     os.utime(stale, (time.time() - 3 * 86400, time.time() - 3 * 86400))
     server = spawn(env={"PROMPTD_REMINDERS__SPILL_DIR": str(tmp_path / "spill")})
@@ -469,14 +470,15 @@ def test_the_sweep_never_follows_a_folder_swapped_for_a_link(tmp_path):
 
     outside = tmp_path / "outside"
     outside.mkdir()
-    victim = outside / "old.txt"
+    victim = outside / "1-0123456789ab.txt"  # named as promptd names its files: still not its own
     victim.write_text("keep me")
     os.utime(victim, (0, 0))
     root = tmp_path / "spill"
     root.mkdir(mode=0o700)
     (root / ("a" * 32)).symlink_to(outside)
     store = SpillStore(RemindersConfig(spill_dir=str(root), spill_retention_hours=1))
-    assert store.sweep() == 0 and victim.exists()
+    swept = store.sweep()
+    assert (swept.removed, swept.left) == (0, {"link": 1}) and victim.exists()
 
 
 def test_a_spill_root_others_can_write_to_is_refused(tmp_path):

@@ -440,6 +440,9 @@ def test_a_spill_file_removed_while_the_store_is_measured_is_not_an_error(tmp_pa
         def __init__(self, entry):
             self.entry = entry
 
+        def __getattr__(self, name):
+            return getattr(self.entry, name)
+
         def is_file(self, follow_symlinks=True):
             return True
 

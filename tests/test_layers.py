@@ -32,7 +32,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The closed sets of each area (enums), declared once: the domain, the configuration and the
     # wire models all use these. They import nothing of promptd's.
     ("promptd.reminders.kinds", "promptd.assembly.kinds", "promptd.prompt.kinds", "promptd.citations.kinds"),
-    ("promptd.text", "promptd.errors", "promptd"),
+    # The base: plain text helpers, the error catalogue, the environment of child processes.
+    ("promptd.text", "promptd.errors", "promptd.childenv", "promptd"),
 )
 
 # Same-layer imports that are part of the design.

@@ -21,7 +21,7 @@ from promptd.text import OffsetUnit
 
 if TYPE_CHECKING:
     from promptd.assembly.registry import ProviderRegistry
-    from promptd.assembly.spill import SpillStore
+    from promptd.assembly.spill import SpillStore, Swept
     from promptd.sessions.store import Session, SessionStore
 
 
@@ -75,8 +75,9 @@ class Runtime:
             self._spill = SpillStore(self.config.reminders)
         return self._spill
 
-    def sweep_spill(self) -> int:
-        """Removes spill files past retention (at start-up and periodically, off the loop)."""
+    def sweep_spill(self) -> Swept:
+        """Removes promptd's spill files past retention (at start-up and periodically, off the
+        loop); reports what it left alone."""
         return self.spill.sweep()
 
     def apply_config(self, overrides: dict[str, Any]) -> None:

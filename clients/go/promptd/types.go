@@ -180,6 +180,9 @@ type ProvidersRegisterParams struct {
 	// file/command: output cap
 	// Default: 65536.
 	MaxBytes *int64 `json:"max_bytes,omitempty"`
+	// command: names of variables passed from promptd's environment besides the allowlist (PATH, HOME, the locale...); PROMPTD_* names are refused
+	// Default: [].
+	Env []string `json:"env,omitempty"`
 }
 
 // ProvidersUnregisterParams are the params of "providers/unregister".
@@ -730,6 +733,8 @@ type ProviderInfo struct {
 	Key       string       `json:"key"`
 	Builtin   bool         `json:"builtin"`
 	TimeoutMs *int64       `json:"timeout_ms"`
+	// command: the variables it is given besides the allowlist (names only; empty for other kinds)
+	Env []string `json:"env"`
 }
 
 // ProviderKind is a type of the promptd protocol (see protocol/openrpc.json).

@@ -60,9 +60,9 @@ export type EventHandler = (...args: EventArgs) => void;
 
 /**
  * How a host provider is registered with `providers/register`: its `kind` is always "host", and
- * the fields of the other kinds (text, path, argv, max_bytes) do not apply.
+ * the fields of the other kinds (text, path, argv, max_bytes, env) do not apply.
  */
-export type HostProviderRegistration = Omit<ParamsOf<"providers/register">, "kind" | "text" | "path" | "argv" | "max_bytes">;
+export type HostProviderRegistration = Omit<ParamsOf<"providers/register">, "kind" | "text" | "path" | "argv" | "max_bytes" | "env">;
 
 /** Client-level hooks; each may also be added later with `client.onError` and the like. */
 export interface ClientHooks {

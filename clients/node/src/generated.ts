@@ -490,6 +490,8 @@ export interface ProviderInfo {
   key: string;
   builtin: boolean;
   timeout_ms: number | null;
+  /** command: the variables it is given besides the allowlist (names only; empty for other kinds) */
+  env: string[];
 }
 
 export type ProviderKind = "builtin" | "static" | "file" | "command" | "host";
@@ -530,6 +532,11 @@ export interface RegisterParams {
    * @default 65536
    */
   max_bytes?: number;
+  /**
+   * command: names of variables passed from promptd's environment besides the allowlist (PATH, HOME, the locale...); PROMPTD_* names are refused
+   * @default []
+   */
+  env?: string[];
 }
 
 export interface ReminderParseParams {

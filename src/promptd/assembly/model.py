@@ -18,6 +18,8 @@ class ProviderSpec(NamedTuple):
     timeout_ms: int | None = None
     # Output cap for file and command providers.
     max_bytes: int = 64 * 1024
+    # command: variables passed from promptd's environment besides the allowlist (promptd.childenv).
+    env: tuple[str, ...] = ()
 
 
 class Fragment(NamedTuple):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple, Protocol
@@ -20,6 +20,7 @@ from promptd.assembly.memory import read_project_memory
 from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
 from promptd.assembly.model import ProviderSkipped, ProviderSpec
 from promptd.assembly.warden import Warden, pdeathsig_prefix
+from promptd.childenv import child_env
 from promptd.sessions.todos import NUDGE_KEY, nudge_text
 
 
@@ -72,7 +73,7 @@ async def produce_file(spec: ProviderSpec, view: ProviderView, host: HostChannel
 async def produce_command(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
     assert spec.argv is not None
     # The session's directory, or the root when the host gave none: never promptd's own.
-    return await run_command(list(spec.argv), spec.max_bytes, cwd=view.cwd or "/")
+    return await run_command(list(spec.argv), spec.max_bytes, cwd=view.cwd or "/", pass_env=spec.env)
 
 
 async def produce_host(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
@@ -118,9 +119,10 @@ GATE_ARGV = ["/bin/sh", "-c", GATE, "promptd-command"]
 WARDEN = Warden()
 
 
-async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
-    """Runs argv (no shell parses it: the gate passes it on as "$@") in a new process group;
-    stdout is the result. However it ends (output,
+async def run_command(argv: list[str], max_bytes: int, cwd: str, pass_env: Iterable[str] = ()) -> str | None:
+    """Runs argv (no shell parses it: the gate passes it on as "$@") in a new process group, with
+    the allowlisted environment plus the variables named in `pass_env` (promptd.childenv: never
+    promptd's own variables or the vault key); stdout is the result. However it ends (output,
     oversize, error, the caller's timeout or cancellation, shutdown), the whole group is killed and
     the command reaped, so neither it nor a child it left in the background outlives the provider;
     when promptd itself is killed, the warden does, and the command dies with promptd anyway."""
@@ -138,6 +140,7 @@ async def run_command(argv: list[str], max_bytes: int, cwd: str) -> str | None:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             cwd=cwd,
+            env=child_env(pass_env),
             start_new_session=True,
         )
     except BaseException as exc:

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 from promptd.assembly.kinds import ProviderKind, Scope
 from promptd.assembly.model import ProviderSpec
 from promptd.assembly.providers import BUILTINS, PRODUCERS, InstantProducer, Producer
+from promptd.childenv import is_refused
 from promptd.errors import InvalidProvider, ProviderExists, UnknownProvider
 from promptd.reminders.format import KEY_PATTERN
 
@@ -67,11 +68,17 @@ def check_spec(spec: ProviderSpec) -> None:
     needed = REQUIRED_FIELD.get(spec.kind)
     if needed is not None and not getattr(spec, needed):
         raise InvalidProvider(f"a {spec.kind.value} provider needs `{needed}`", field=needed)
+    # Refused, not quietly dropped: a provider that asks for promptd's own variables (the vault key
+    # among them) is told at once that it will never get them.
+    refused = [name for name in spec.env if is_refused(name)]
+    if refused:
+        raise InvalidProvider("`env` cannot name PROMPTD_* variables: they are never passed to a command", field="env", names=refused)
 
 
 def spec_from_mapping(fields: Mapping[str, Any]) -> ProviderSpec:
     """A spec from the fields of `providers/register` (already validated for type)."""
     argv = fields.get("argv")
+    env = fields.get("env")
     return ProviderSpec(
         name=fields["name"],
         scope=Scope(fields.get("scope", "per_turn")),
@@ -82,4 +89,5 @@ def spec_from_mapping(fields: Mapping[str, Any]) -> ProviderSpec:
         argv=tuple(argv) if argv else None,
         timeout_ms=fields.get("timeout_ms"),
         max_bytes=fields.get("max_bytes") or 64 * 1024,
+        env=tuple(env) if env else (),
     )

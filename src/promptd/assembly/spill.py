@@ -3,6 +3,11 @@
 Per-session folders (named by a hash of the session id, so an id can never steer a path), mode
 0700 folders and 0600 files, created without following symbolic links, size caps per file, per
 session and in total, and a retention period enforced by sweeping.
+
+The sweep and the caps see only what promptd wrote: a folder named as `session_folder` names
+one, holding files named as `save` names them, in a root and folders that are promptd's user's
+alone. `reminders.spill_dir` may point anywhere (`initialize` can move it), so everything else
+there is left alone, counted, and never opened, measured or deleted.
 """
 
 from __future__ import annotations
@@ -10,14 +15,21 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import secrets
 import stat
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from promptd.config import RemindersConfig
+
+# The names promptd gives: a session folder is the first 32 hex digits of a sha256
+# (session_folder), a file `{seconds}-{12 hex digits}.txt` (save). Nothing else is promptd's.
+FOLDER_NAME = re.compile(r"[0-9a-f]{32}")
+FILE_NAME = re.compile(r"[0-9]+-[0-9a-f]{12}\.txt")
 
 
 class SpillFailed(Exception):
@@ -29,6 +41,14 @@ class SpillFailed(Exception):
 class Spilled(NamedTuple):
     path: str
     retention_hours: float
+
+
+class Swept(NamedTuple):
+    """What one sweep did: files removed, and entries left alone by reason (counts only: their
+    names are paths promptd did not choose)."""
+
+    removed: int
+    left: Counter[str]
 
 
 def default_root() -> Path:
@@ -136,8 +156,9 @@ class SpillStore:
             os.close(root_fd)
 
     def total_bytes(self) -> int:
+        """The bytes of promptd's own spill files under the root (nothing else there counts)."""
         total = 0
-        for _, _, folder_fd in self._session_folders():
+        for _, _, folder_fd in self._session_folders(Counter()):
             try:
                 total += folder_bytes(folder_fd)
             except OSError:
@@ -146,17 +167,18 @@ class SpillStore:
                 os.close(folder_fd)
         return total
 
-    def sweep(self) -> int:
-        """Removes spill files past retention and folders left empty; returns how many files.
+    def sweep(self) -> Swept:
+        """Removes promptd's spill files past retention, and its session folders left empty.
 
-        Every step is relative to a descriptor opened without following links, so a folder swapped
-        for a symbolic link while the sweep runs cannot steer it outside the spill root."""
+        Only promptd's names, in a root and folders that are promptd's user's alone (see the module
+        docstring); every step is relative to a descriptor opened without following links, so a
+        folder swapped for a symbolic link while the sweep runs cannot steer it outside the root."""
         cutoff = self._clock() - self.retention_s
         removed = 0
-        for root_fd, name, folder_fd in self._session_folders():
+        left: Counter[str] = Counter()
+        for root_fd, name, folder_fd in self._session_folders(left):
             try:
-                with os.scandir(folder_fd) as entries:
-                    stale = [e.name for e in entries if e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_mtime < cutoff]
+                stale = [entry for entry, info in spill_files(folder_fd, left) if info.st_mtime < cutoff]
                 for entry in stale:
                     try:
                         os.unlink(entry, dir_fd=folder_fd)
@@ -164,6 +186,7 @@ class SpillStore:
                     except OSError:
                         continue
             except OSError:
+                left["unreadable"] += 1
                 continue
             finally:
                 os.close(folder_fd)
@@ -172,32 +195,83 @@ class SpillStore:
                     os.rmdir(name, dir_fd=root_fd)  # only succeeds when empty
                 except OSError:
                     pass
-        return removed
+        return Swept(removed, left)
 
-    def _session_folders(self) -> Iterator[tuple[int, str, int]]:
-        """(root descriptor, name, descriptor) of each session folder, opened with O_NOFOLLOW
-        relative to the root; the caller closes each folder descriptor, the root stays open while
-        the caller handles the folder."""
+    def _session_folders(self, left: Counter[str]) -> Iterator[tuple[int, str, int]]:
+        """(root descriptor, name, descriptor) of each of promptd's session folders, opened with
+        O_NOFOLLOW relative to the root; the caller closes each folder descriptor, the root stays
+        open while the caller handles the folder. None at all when the root is not promptd's
+        user's alone: whoever else can write there decides what its folders are. What is left
+        alone is counted in `left` by reason."""
         try:
             root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError:
             return
         try:
+            if not is_private(os.fstat(root_fd)):
+                left["unsafe_root"] += 1
+                return
             with os.scandir(root_fd) as entries:
-                names = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+                names = [e.name for e in entries if is_session_folder(e, left)]
             for name in names:
                 try:
                     folder_fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root_fd)
                 except OSError:
+                    left["unreadable"] += 1  # swapped for a link, or removed, since it was listed
+                    continue
+                if not is_private(os.fstat(folder_fd)):
+                    os.close(folder_fd)
+                    left["unsafe_folder"] += 1
                     continue
                 yield root_fd, name, folder_fd
         finally:
             os.close(root_fd)
 
 
+def is_private(info: os.stat_result) -> bool:
+    """Owned by promptd's user and writable by nobody else: nobody else put anything there."""
+    return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def kind_of(entry: os.DirEntry[str]) -> str:
+    """"link", "folder", "file" or "other", never following a link."""
+    if entry.is_symlink():
+        return "link"
+    if entry.is_dir(follow_symlinks=False):
+        return "folder"
+    return "file" if entry.is_file(follow_symlinks=False) else "other"
+
+
+def is_session_folder(entry: os.DirEntry[str], left: Counter[str]) -> bool:
+    """A real folder named as session_folder names one; anything else is counted in `left`."""
+    kind = kind_of(entry)
+    if kind == "folder" and FOLDER_NAME.fullmatch(entry.name):
+        return True
+    left["link" if kind == "link" else "foreign"] += 1
+    return False
+
+
+def spill_files(folder_fd: int, left: Counter[str]) -> Iterator[tuple[str, os.stat_result]]:
+    """(name, lstat) of each file in a session folder that save wrote: a regular file of
+    promptd's user named as save names them. Anything else is counted in `left`."""
+    with os.scandir(folder_fd) as entries:
+        for entry in entries:
+            kind = kind_of(entry)
+            if kind != "file" or not FILE_NAME.fullmatch(entry.name):
+                left["link" if kind == "link" else "foreign"] += 1
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # removed by another sweep or a discard meanwhile
+            if info.st_uid != os.getuid():
+                left["foreign"] += 1
+                continue
+            yield entry.name, info
+
+
 def check_private(fd: int) -> None:
-    info = os.fstat(fd)
-    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+    if not is_private(os.fstat(fd)):
         raise SpillFailed("unsafe_folder")
 
 
@@ -206,15 +280,9 @@ def session_folder(session_id: str) -> str:
 
 
 def folder_bytes(dir_fd: int) -> int:
-    total = 0
-    with os.scandir(dir_fd) as entries:
-        for entry in entries:
-            try:
-                if entry.is_file(follow_symlinks=False):
-                    total += entry.stat(follow_symlinks=False).st_size
-            except FileNotFoundError:
-                continue  # removed by the sweep (another thread) while counted
-    return total
+    """The bytes of the spill files in a session folder (what else is there is not promptd's to
+    count against its caps). A file the sweep (another thread) removes while counted is skipped."""
+    return sum(info.st_size for _, info in spill_files(dir_fd, Counter()))
 
 
 def reason_for(exc: OSError) -> str:

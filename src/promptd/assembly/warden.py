@@ -1,8 +1,9 @@
 """The warden: one small process per promptd that kills the process groups of running `command`
 providers when promptd dies, however it dies (SIGKILL, an OOM kill, a crash).
 
-Domain layer (assembly); imports only the standard library, because the same file is the
-warden's own program (`python -I -S warden.py`: no site, no promptd package, a fast start).
+Domain layer (assembly); imports only the standard library at module level, because the same
+file is the warden's own program (`python -I -S warden.py`: no site, no promptd package, a fast
+start). promptd's side imports promptd.childenv where it starts the warden.
 
 promptd runs each command in a new process group and tells the warden its id before the command
 can do much ("+PGID") and again once the group is ended ("-PGID"). The warden learns that
@@ -39,11 +40,13 @@ def pdeathsig_prefix() -> list[str]:
     as a Python exec wrapper."""
     if not sys.platform.startswith("linux"):
         return []
+    from promptd.childenv import child_env  # promptd's side only, as in Warden._start
+
     for folder in ("/usr/bin", "/bin", "/usr/sbin", "/sbin"):
         path = os.path.join(folder, "setpriv")
         if os.access(path, os.X_OK):
             try:
-                probe = subprocess.run([path, "--pdeathsig", "KILL", "--", "true"], capture_output=True, timeout=5)
+                probe = subprocess.run([path, "--pdeathsig", "KILL", "--", "true"], capture_output=True, timeout=5, env=child_env())
             except (OSError, subprocess.SubprocessError):
                 return []
             return [path, "--pdeathsig", "KILL", "--"] if probe.returncode == 0 else []
@@ -80,12 +83,17 @@ class Warden:
 
     @staticmethod
     def _start() -> subprocess.Popen[bytes] | None:
+        # Imported here: the warden's own program (this file, run with -I -S) has no promptd.
+        from promptd.childenv import child_env
+
         try:
             return subprocess.Popen(
                 [sys.executable, "-I", "-S", os.path.abspath(__file__)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                # It needs nothing of the environment; it still must not hold the vault key.
+                env=child_env(),
                 start_new_session=True,
                 close_fds=True,
             )

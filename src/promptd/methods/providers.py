@@ -26,7 +26,7 @@ def unregister(params: NameParams, ctx: Context) -> Empty:
 def list_providers(params: Empty, ctx: Context) -> ProvidersResult:
     return ProvidersResult(
         providers=[
-            ProviderInfo(name=e.spec.name, scope=e.spec.scope, kind=e.spec.kind, key=e.spec.key, builtin=e.builtin, timeout_ms=e.spec.timeout_ms)
+            ProviderInfo(name=e.spec.name, scope=e.spec.scope, kind=e.spec.kind, key=e.spec.key, builtin=e.builtin, timeout_ms=e.spec.timeout_ms, env=list(e.spec.env))
             for e in ctx.runtime.providers.entries()
         ]
     )

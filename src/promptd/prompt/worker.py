@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from promptd.childenv import child_env
 from promptd.errors import InvalidContext, PromptdError, RenderTimeout, TemplateRender, TemplateSyntax
 from promptd.prompt.engine import is_templated, normalize
 
@@ -84,9 +85,13 @@ class Worker:
     """One worker process and its two pipes."""
 
     def __init__(self) -> None:
-        env = dict(os.environ)
-        # The same promptd the parent runs, even when it was started from a source tree.
-        env["PYTHONPATH"] = os.pathsep.join(p for p in [os.path.dirname(os.path.dirname(os.path.dirname(__file__))), env.get("PYTHONPATH", "")] if p)
+        # The allowlist (promptd.childenv: never a PROMPTD_* variable or the vault key, which a
+        # caller's template has no business near), plus what the interpreter needs to import
+        # the same promptd the parent runs, even when it was started from a source tree.
+        env = child_env()
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [os.path.dirname(os.path.dirname(os.path.dirname(__file__))), os.environ.get("PYTHONPATH", "")] if p)
+        if os.environ.get("PYTHONHOME"):
+            env["PYTHONHOME"] = os.environ["PYTHONHOME"]  # a relocated interpreter finds its library by it
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "promptd.prompt.worker", str(os.getpid())],
             stdin=subprocess.PIPE,

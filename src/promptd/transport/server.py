@@ -91,11 +91,18 @@ class Server:
         """Removes expired spill files shortly after start-up (out of the cold start's way) and
         then hourly, in a worker thread."""
         await asyncio.sleep(SWEEP_FIRST_DELAY_S)
+        reported: dict[str, int] = {}
         while True:
             try:
-                removed = await asyncio.to_thread(self.runtime.sweep_spill)
-                if removed:
-                    self.log.info("spill_swept", removed=removed)
+                swept = await asyncio.to_thread(self.runtime.sweep_spill)
+                if swept.removed:
+                    self.log.info("spill_swept", removed=swept.removed)
+                # What the sweep left alone, by reason and count (never names: they are paths
+                # promptd did not choose); said again only when it changes, not every hour.
+                if swept.left and dict(swept.left) != reported:
+                    for reason, count in sorted(swept.left.items()):
+                        self.log.warning("spill_left_alone", reason=reason, count=count)
+                reported = dict(swept.left)
             except Exception as exc:  # a sweep failure must never take the server down
                 self.log.warning("spill_sweep_failed", exception=type(exc).__name__)
             await asyncio.sleep(SWEEP_INTERVAL_S)

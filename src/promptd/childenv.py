@@ -1,0 +1,85 @@
+"""The environment promptd gives the processes it starts: command providers, render workers and
+the warden.
+
+Base layer: imports only the standard library. A child never inherits promptd's environment
+whole: that environment is the host's, and holds the vault key (`PROMPTD_VAULT_KEY`) and whatever
+secrets the host had (API tokens, `SSH_AUTH_SOCK`, cloud credentials). A command provider's
+output becomes reminder text (`env` would print them all), and a command run in an untrusted
+repository runs that repository's code (`git status` with a repository-set `core.fsmonitor`). So
+a child starts from the short list below, plus the names its provider asks for, and never gets a
+`PROMPTD_*` variable or the vault key's value, whatever it asks for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+# Passed when set. What ordinary command-line programs need to find programs and their own
+# configuration and to print text the way the user reads it; none of it is a credential:
+# - PATH: the command is looked up through it (the gate's `exec "$@"`), as are the programs it runs.
+# - HOME, USER, LOGNAME: where tools read their configuration (~/.gitconfig) and whose it is.
+# - SHELL: programs that start a subshell use the user's own.
+# - LANG, LANGUAGE and every LC_*: the locale; without it tools fall back to ASCII "C" output,
+#   which mangles non-ASCII file names and messages in a reminder.
+# - TZ: dates in the user's zone (`git log`, `date`), as the user's terminal shows them.
+# - TERM: some tools decide on paging and colour from it (stdout is a pipe either way).
+# - TMPDIR: where a sandbox or the user wants temporary files.
+# - XDG_*_HOME, XDG_RUNTIME_DIR: the base directories programs read their configuration, cache
+#   and state from (git reads $XDG_CONFIG_HOME/git/config).
+# Left out on purpose: PWD (promptd's own directory, never a session's: the command runs in the
+# session's cwd), LD_* (code injected into every program), PYTHON* and GIT_* (they redirect what a
+# program loads or which repository it acts on), SSH_AUTH_SOCK, DISPLAY and DBUS_* (authority over
+# the user's agents and desktop), and every token or key. A provider that needs one names it
+# (`env` in providers/register).
+ALLOWED = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TERM",
+        "TMPDIR",
+        "XDG_CONFIG_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+    }
+)
+ALLOWED_PREFIXES = ("LC_",)
+# promptd's own variables (its settings, PROMPTD_CONFIG, the vault key), the host's under the same
+# prefix: never a child's. Compared case-insensitively, so no spelling of the name gets through.
+REFUSED_PREFIX = "PROMPTD_"
+# The variable holding the vault key (promptd.config.VAULT_KEY_ENV; this layer cannot import it).
+VAULT_KEY_ENV = "PROMPTD_VAULT_KEY"
+
+
+def is_refused(name: str) -> bool:
+    """A name no child ever gets, whoever asks for it."""
+    return name.upper().startswith(REFUSED_PREFIX)
+
+
+def is_allowed(name: str) -> bool:
+    return name in ALLOWED or name.startswith(ALLOWED_PREFIXES)
+
+
+def child_env(extra: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The allowlist's variables and those named in `extra`, with their values in `environ`
+    (promptd's own environment by default); unset names are left out."""
+    source = os.environ if environ is None else environ
+    wanted = set(extra)
+    vault_key = source.get(VAULT_KEY_ENV)
+    env = {}
+    for name, value in source.items():
+        if is_refused(name) or not (is_allowed(name) or name in wanted):
+            continue
+        # The key copied under another name (MY_KEY=$PROMPTD_VAULT_KEY) is still the key.
+        if vault_key and value == vault_key:
+            continue
+        env[name] = value
+    return env

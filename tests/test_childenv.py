@@ -1,0 +1,170 @@
+"""The environment of promptd's child processes (promptd.childenv): the allowlist, the names a
+provider asks for, and the variables no child ever gets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from promptd.childenv import child_env, is_refused
+
+HOST = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": "/home/u",
+    "LANG": "en_GB.UTF-8",
+    "LC_ALL": "en_GB.UTF-8",
+    "TZ": "Europe/London",
+    "PWD": "/where/promptd/runs",
+    "PROMPTD_VAULT_KEY": "k" * 64,
+    "PROMPTD_REMINDERS__BUDGET_CHARS": "9000",
+    "PROMPTD_BIN": "/usr/local/bin/promptd",
+    "GITHUB_TOKEN": "ghp_secret",
+    "SSH_AUTH_SOCK": "/run/agent.sock",
+    "LD_PRELOAD": "/tmp/evil.so",
+}
+
+
+def test_a_child_gets_the_allowlisted_variables_and_nothing_else():
+    assert child_env(environ=HOST) == {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/home/u",
+        "LANG": "en_GB.UTF-8",
+        "LC_ALL": "en_GB.UTF-8",
+        "TZ": "Europe/London",
+    }
+
+
+def test_a_named_variable_is_passed_and_an_unset_one_is_left_out():
+    env = child_env(["GITHUB_TOKEN", "NOT_SET"], environ=HOST)
+    assert env["GITHUB_TOKEN"] == "ghp_secret" and "NOT_SET" not in env
+
+
+def test_no_promptd_variable_reaches_a_child_even_when_named():
+    env = child_env(["PROMPTD_VAULT_KEY", "PROMPTD_BIN", "promptd_vault_key"], environ={**HOST, "promptd_vault_key": "x"})
+    assert not any(name.upper().startswith("PROMPTD_") for name in env)
+
+
+def test_the_vault_key_copied_under_another_name_is_not_passed():
+    env = child_env(["MY_KEY"], environ={**HOST, "MY_KEY": HOST["PROMPTD_VAULT_KEY"]})
+    assert "MY_KEY" not in env
+
+
+def test_promptd_names_are_refused_in_any_letter_case():
+    assert is_refused("PROMPTD_VAULT_KEY") and is_refused("Promptd_Config") and not is_refused("MY_PROMPTD_THING")
+
+
+# ---- over a spawned `promptd serve` ---------------------------------------------------------------
+
+VAULT_KEY = "5e" * 32
+MARKER = "marker-secret-8d1f0c"
+linux_only = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
+
+
+@pytest.fixture
+def secretive(spawn, tmp_path):
+    """A server whose environment holds the vault key, a PROMPTD_* variable of the host's, a host
+    secret and a variable one provider asks for; built-ins off."""
+    env = {
+        "PROMPTD_VAULT_KEY": VAULT_KEY,
+        "PROMPTD_HOST_TOKEN": MARKER,
+        "HOST_SECRET": MARKER,
+        "WANTED_BY_PROVIDER": "wanted-value",
+        "PROMPTD_REMINDERS__SESSION_METADATA": "false",
+        "PROMPTD_REMINDERS__PROJECT_MEMORY": "false",
+        "PROMPTD_REMINDERS__FILE_MODIFIED": "false",
+        "PROMPTD_TODO_NUDGE__ENABLED": "false",
+        "PROMPTD_REMINDERS__SPILL_DIR": str(tmp_path / "spill"),
+    }
+    return spawn(env=env)
+
+
+def register(server, name, **fields):
+    return server.request("providers/register", {"name": name, "kind": "command", "scope": "global", "key": "directive", **fields}, timeout=60)
+
+
+def command_output(server):
+    result = server.call("reminder/assemble", {"session": "s", "user_message": "hi", "budget": 200_000}, timeout=60)
+    assert result["skipped"] == [], result["skipped"]
+    return {f["provider"] for f in result["fragments"]}, result["body"]
+
+
+def variables(text):
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def test_a_command_sees_the_allowlist_and_its_named_variables_never_promptds_own(secretive):
+    assert "error" not in register(secretive, "env", argv=["/usr/bin/env"], env=["WANTED_BY_PROVIDER"])
+    delivered, body = command_output(secretive)
+    seen = variables(body)
+    assert delivered == {"env"}
+    assert "PATH" in seen and "HOME" in seen and seen["WANTED_BY_PROVIDER"] == "wanted-value"
+    assert not [name for name in seen if name.upper().startswith("PROMPTD_")]
+    assert VAULT_KEY not in body and MARKER not in body and "HOST_SECRET" not in seen
+
+
+def test_a_command_without_env_gets_no_variable_outside_the_allowlist(secretive):
+    register(secretive, "env", argv=["/usr/bin/env"])
+    _, body = command_output(secretive)
+    assert "WANTED_BY_PROVIDER" not in variables(body) and VAULT_KEY not in body
+
+
+@pytest.mark.parametrize("name", ["PROMPTD_VAULT_KEY", "PROMPTD_HOST_TOKEN", "promptd_vault_key"])
+def test_a_provider_naming_a_promptd_variable_is_refused(secretive, name):
+    error = register(secretive, "env", argv=["/usr/bin/env"], env=["WANTED_BY_PROVIDER", name])["error"]
+    assert (error["code"], error["data"]["kind"], error["data"]["field"]) == (-32043, "invalid_provider", "env")
+    assert secretive.call("providers/list", timeout=60)["providers"] == []
+
+
+def test_a_malformed_variable_name_is_invalid_params(secretive):
+    error = register(secretive, "env", argv=["/usr/bin/env"], env=["A=B"])["error"]
+    assert (error["code"], error["data"]["kind"], error["data"]["errors"][0]["field"]) == (-32602, "invalid_params", "env.0")
+
+
+def test_providers_list_names_the_variables_a_command_is_given(secretive):
+    register(secretive, "env", argv=["/usr/bin/env"], env=["WANTED_BY_PROVIDER"])
+    secretive.call("providers/register", {"name": "plain", "kind": "static", "key": "directive", "text": "x"}, timeout=60)
+    listed = {p["name"]: p["env"] for p in secretive.call("providers/list", timeout=60)["providers"]}
+    assert listed == {"env": ["WANTED_BY_PROVIDER"], "plain": []}
+
+
+def test_a_provider_declared_in_config_with_a_promptd_variable_refuses_initialize(secretive):
+    declared = {"name": "env", "kind": "command", "key": "directive", "argv": ["/usr/bin/env"], "env": ["PROMPTD_VAULT_KEY"]}
+    error = secretive.request("initialize", {"config": {"reminders": {"providers": [declared]}}}, timeout=60)["error"]
+    assert error["data"]["kind"] == "invalid_config"
+
+
+def test_a_provider_declared_in_config_passes_its_variables(secretive):
+    declared = {"name": "env", "kind": "command", "scope": "global", "key": "directive", "argv": ["/usr/bin/env"], "env": ["WANTED_BY_PROVIDER"]}
+    secretive.call("initialize", {"config": {"reminders": {"providers": [declared]}}}, timeout=60)
+    _, body = command_output(secretive)
+    assert variables(body)["WANTED_BY_PROVIDER"] == "wanted-value" and VAULT_KEY not in body
+
+
+def children(pid):
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.update(int(p) for p in (task / "children").read_text().split())
+    return found
+
+
+def environ_of(pid):
+    return dict(entry.split(b"=", 1) for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if b"=" in entry)
+
+
+@linux_only
+def test_no_child_of_promptd_holds_a_promptd_variable_or_the_hosts_secret(secretive):
+    # A caller's template starts a render worker; a command starts the warden.
+    rendered = secretive.call("prompt/render", {"context": {"system_prompt": {"custom": "two is ${{ 1 + 1 }}"}}}, timeout=60)
+    assert rendered["text"] == "two is 2"
+    register(secretive, "quick", argv=["/bin/true"])
+    command_output(secretive)
+    kids = children(secretive.proc.pid)
+    commands = {kid: Path(f"/proc/{kid}/cmdline").read_bytes() for kid in kids}
+    assert any(b"promptd.prompt.worker" in line for line in commands.values()), commands
+    assert any(b"warden" in line for line in commands.values()), commands
+    for kid in kids:
+        env = environ_of(kid)
+        assert b"PATH" in env
+        assert not [name for name in env if name.upper().startswith(b"PROMPTD_")], commands[kid]
+        assert MARKER.encode() not in b"".join(env.values()) and VAULT_KEY.encode() not in b"".join(env.values())
