@@ -15,7 +15,10 @@ from promptd.logs import LogLevel
 # The levels the command line accepts, as the `log_level` setting does.
 LOG_LEVELS = [level.value for level in LogLevel]
 
-DOCS = "docs/ in the promptd repository"  # the package installs no docs; the paths are stable
+# Where the documentation is: the repository's docs/ (also in the sdist). pyproject.toml's
+# Documentation URL is the same (tests/test_packaging.py).
+DOCS_URL = "https://github.com/promptd/promptd/tree/main/docs"
+DOCS = DOCS_URL
 
 ENVIRONMENT = """\
 environment:
