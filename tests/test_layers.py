@@ -33,7 +33,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The closed sets of each area (enums), declared once: the domain, the configuration and the
     # wire models all use these. They import nothing of promptd's.
     ("promptd.reminders.kinds", "promptd.assembly.kinds", "promptd.prompt.kinds", "promptd.citations.kinds"),
-    ("promptd.text", "promptd.errors", "promptd"),
+    # Plain helpers and the error catalogue; files.py, the one safe-open rule, stands on the
+    # standard library alone.
+    ("promptd.text", "promptd.errors", "promptd.files", "promptd"),
 )
 
 # Same-layer imports that are part of the design.
