@@ -32,8 +32,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The closed sets of each area (enums), declared once: the domain, the configuration and the
     # wire models all use these. They import nothing of promptd's.
     ("promptd.reminders.kinds", "promptd.assembly.kinds", "promptd.prompt.kinds", "promptd.citations.kinds"),
-    # The base: plain text helpers, the error catalogue, the environment of child processes.
-    ("promptd.text", "promptd.errors", "promptd.childenv", "promptd"),
+    # The base: plain text helpers, the error catalogue, the environment of child processes, and
+    # files.py, the one safe-open rule, on the standard library alone.
+    ("promptd.text", "promptd.errors", "promptd.childenv", "promptd.files", "promptd"),
 )
 
 # Same-layer imports that are part of the design.

@@ -18,6 +18,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
 from promptd.errors import ConfigError
+from promptd.files import Refused, read_named
 from promptd.logs import LogLevel
 from promptd.prompt.kinds import VaultKeySource
 from promptd.reminders.kinds import BlockStyle, Eviction
@@ -157,10 +158,15 @@ def load(path: str | Path | None = None, environ: Mapping[str, str] | None = Non
         import tomllib  # only when there is a file to read
 
         try:
-            with open(path, "rb") as handle:
-                data = tomllib.load(handle)
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+            # The named-file rule (docs/security.md, "Safe reads"): symlinks followed, but a
+            # FIFO or a device never hangs or floods the start.
+            raw = read_named(path)
+        except Refused as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc}", refusal=exc.reason.value) from None
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"config file {path} is not valid TOML: not UTF-8 text") from exc
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
     data = _deep_merge(data, _from_env(environ))

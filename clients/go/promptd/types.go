@@ -856,6 +856,7 @@ const (
 	SkipReasonError    SkipReason = "error"
 	SkipReasonMissing  SkipReason = "missing"
 	SkipReasonTooLarge SkipReason = "too_large"
+	SkipReasonUnsafe   SkipReason = "unsafe"
 	SkipReasonNoHost   SkipReason = "no_host"
 )
 

@@ -630,7 +630,7 @@ export interface SessionUpdateParams {
   modified_files?: string[];
 }
 
-export type SkipReason = "timeout" | "error" | "missing" | "too_large" | "no_host";
+export type SkipReason = "timeout" | "error" | "missing" | "too_large" | "unsafe" | "no_host";
 
 export interface SkipReport {
   provider: string;

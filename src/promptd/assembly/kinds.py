@@ -37,6 +37,7 @@ class SkipReason(StrEnum):
     ERROR = "error"
     MISSING = "missing"
     TOO_LARGE = "too_large"
+    UNSAFE = "unsafe"  # a file that breaks the safe-read rule (a symlink, a FIFO, /proc...)
     NO_HOST = "no_host"
 
 

@@ -1,7 +1,8 @@
 """What each kind of provider produces, and the built-in providers.
 
 A provider gets a read-only view of the session and returns text (or None: nothing this turn).
-Blocking work (file reads) runs in a worker thread; commands run without a shell in their own
+Blocking work (file reads, under the safe-read rule of promptd.files, which never blocks on a
+FIFO or a terminal) runs in a worker thread; commands run without a shell in their own
 process group so a timeout can kill the whole group; the warden (warden.py) kills that group if
 promptd dies first, however it dies.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple, Protocol
 
+from promptd import files
 from promptd.assembly.memory import read_project_memory
 from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
 from promptd.assembly.model import ProviderSkipped, ProviderSpec
@@ -67,7 +69,7 @@ def produce_static(spec: ProviderSpec, view: ProviderView) -> str | None:
 
 async def produce_file(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
     assert spec.path is not None  # ProviderSpec validation guarantees it
-    return await asyncio.to_thread(read_capped, resolve(spec.path, view.cwd), spec.max_bytes)
+    return await asyncio.to_thread(read_provider_file, spec.path, view.cwd, spec.max_bytes)
 
 
 async def produce_command(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
@@ -82,28 +84,28 @@ async def produce_host(spec: ProviderSpec, view: ProviderView, host: HostChannel
     return await host.produce(spec.name, view.session, view.user_message, timeout_s)
 
 
-def resolve(path: str, cwd: str | None) -> Path:
-    """A relative path is relative to the session's directory; without one it is missing, never
-    read against promptd's own working directory."""
-    candidate = Path(os.path.expanduser(path))
-    if candidate.is_absolute():
-        return candidate
-    if not cwd:
+def read_provider_file(path: str, cwd: str | None, max_bytes: int) -> str | None:
+    """A file provider's text, read by the safe-read rule (promptd.files): a relative path from the
+    session's directory with no symlink below it, an absolute one walked from `/`. Without a
+    session directory a relative path is missing, never read against promptd's own."""
+    candidate = os.path.expanduser(path)
+    if not os.path.isabs(candidate) and not cwd:
         raise ProviderSkipped(SkipReason.MISSING, "relative path and no session cwd")
-    return Path(cwd) / candidate
-
-
-def read_capped(path: Path, max_bytes: int) -> str | None:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except FileNotFoundError as exc:
-        raise ProviderSkipped(SkipReason.MISSING) from exc
-    except IsADirectoryError as exc:
-        raise ProviderSkipped(SkipReason.MISSING, "is a directory") from exc
-    if len(data) > max_bytes:
-        raise ProviderSkipped(SkipReason.TOO_LARGE, f"over {max_bytes} bytes")
+        data = files.read_safe(candidate, max_bytes, root=cwd)
+    except files.Refused as exc:
+        raise ProviderSkipped(SKIPS.get(exc.reason, SkipReason.UNSAFE), exc.detail) from None
     return data.decode("utf-8", "replace") or None
+
+
+# How a refused read is reported; every other refusal (symlink, not_regular, special_filesystem,
+# owner, permissions, replaced) is `unsafe`, its detail naming the rule, never the contents.
+SKIPS = {
+    files.Refusal.MISSING: SkipReason.MISSING,
+    files.Refusal.DIRECTORY: SkipReason.MISSING,
+    files.Refusal.TOO_LARGE: SkipReason.TOO_LARGE,
+    files.Refusal.UNREADABLE: SkipReason.ERROR,
+}
 
 
 # Put before a command's argv: it gets SIGKILL when promptd dies (Linux with setpriv; else []).

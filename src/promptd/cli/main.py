@@ -164,16 +164,21 @@ class _BadParams(Exception):
 
 def read_params(raw: str) -> Any:
     """The params argument of `call`: JSON text, `-` for stdin, or @FILE."""
+    from promptd import files
+
     if raw == "-":
-        data = sys.stdin.buffer.read()
+        # Bounded like a file: a stream that never ends is refused at the cap, never read whole.
+        data = sys.stdin.buffer.read(files.MAX_NAMED_BYTES + 1)
+        if len(data) > files.MAX_NAMED_BYTES:
+            raise _BadParams(f"cannot read params from stdin: over {files.MAX_NAMED_BYTES} bytes (too_large)")
         source = "stdin"
     elif raw.startswith("@"):
         name = raw[1:]
         try:
-            with open(name, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            raise _BadParams(f"cannot read params file {name}: {exc.strerror}") from None
+            # The named-file rule (docs/security.md, "Safe reads"): no FIFO, device or kernel file.
+            data = files.read_named(name)
+        except files.Refused as exc:
+            raise _BadParams(f"cannot read params file {name}: {exc}") from None
         source = name
     else:
         data = raw.encode("utf-8", "surrogateescape")

@@ -19,6 +19,8 @@ from typing import Any
 
 import orjson
 
+from promptd import files
+
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_FINDINGS = 1
@@ -27,6 +29,8 @@ OVERRIDES = ("none", "codex")
 # Flag values are as strict as context booleans: true or false, nothing that merely looks like one.
 TRUE_WORDS = frozenset({"true"})
 FALSE_WORDS = frozenset({"false"})
+# Refusals that mean "not there": reported as unreadable, as before the safe-read rule.
+UNREADABLE = frozenset({files.Refusal.MISSING, files.Refusal.DIRECTORY, files.Refusal.UNREADABLE})
 TEMPLATE_EXIT_CODES = "Exit codes: 0 ok, 1 findings (lint findings, snapshot differences), 2 usage or input error (unreadable file, bad context, template error)."
 
 
@@ -243,7 +247,7 @@ def _render_each(config: Any, args: argparse.Namespace, context_files: list[str 
         except PromptdError as exc:
             return _report(command, exc.message, exc.kind, exc.to_data(), inputs)
         except _Usage as exc:
-            return _usage(str(exc))
+            return _usage_error(exc)
         if args.strict_undefined is not None:
             params["strict_undefined"] = args.strict_undefined
         result = _render_once(door, params, inputs, command)
@@ -310,7 +314,7 @@ def run_vars(config: Any, args: argparse.Namespace) -> int:
     except PromptdError as exc:
         return _report("vars", exc.message, exc.kind, exc.to_data(), inputs)
     except _Usage as exc:
-        return _usage(str(exc))
+        return _usage_error(exc)
     try:
         result = door.call("prompt/vars", params)
     except LocalError as failure:
@@ -335,7 +339,7 @@ def run_lint(config: Any, args: argparse.Namespace) -> int:
         try:
             template = _read_stdin() if name == "-" else _read_text(name)
         except _Usage as exc:
-            errors.append({"file": name, "message": str(exc), "error": "unreadable"})
+            errors.append({"file": name, "message": str(exc), "error": exc.kind or "unreadable"})
             continue
         # `--flag beta=true` as render takes it declares the name `beta`.
         flags = [flag.partition("=")[0] for flag in args.flag]
@@ -409,9 +413,9 @@ def run_vault_seal(config: Any, args: argparse.Namespace) -> int:
     except ValueError:
         return _usage(f"--id {args.id!r}: use letters, digits, '.', '_' or '-' (at most 64)")
     try:
-        plaintext = bytearray(Path(args.file).read_bytes())
-    except OSError as exc:
-        return _usage(f"cannot read {args.file}: {exc.strerror}")
+        plaintext = bytearray(_read_bytes(args.file))
+    except _Usage as exc:
+        return _usage_error(exc)
     try:
         try:
             source = plaintext.decode("utf-8")
@@ -539,7 +543,12 @@ def _write_private(name: str, data: bytes, exclusive: bool = False) -> None:
 
 
 class _Usage(Exception):
-    pass
+    """A usage or input error: one line on stderr, exit 2. `kind` is the machine reason when
+    there is one (a refused file's: `not_regular`, `symlink`...)."""
+
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def _door(config: Any, command: str) -> Any:
@@ -584,18 +593,40 @@ def _usage(message: str) -> int:
     return EXIT_USAGE
 
 
+def _usage_error(exc: _Usage) -> int:
+    return _usage(f"{exc} ({exc.kind})" if exc.kind else str(exc))
+
+
+def _read_bytes(name: str) -> bytes:
+    """A file the user named, by the named-file rule (promptd.files): symlinks followed (the user
+    chose the path), but only a regular file, never on a kernel filesystem, at most 16 MiB, so a
+    FIFO cannot hang the command and /dev/zero cannot exhaust its memory."""
+    try:
+        return files.read_named(name)
+    except files.Refused as exc:
+        # A file that is not there (or not readable) is what it always was; a refused one says
+        # which rule it broke.
+        kind = None if exc.reason in UNREADABLE else exc.reason.value
+        raise _Usage(f"cannot read {name}: {exc.detail}", kind) from None
+
+
 def _read_text(name: str) -> str:
     # The bytes as they are: no newline translation here, so the CLI hands the engine exactly what
     # a host would send over the wire, and the engine's one text path (BOM, CRLF) does the rest.
+    data = _read_bytes(name)
     try:
-        return Path(name).read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _Usage(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Usage(f"cannot read {name}: {exc}") from None
 
 
 def _read_stdin() -> str:
+    # As a named file is: a stream that never ends is refused at the cap, never read whole.
+    data = sys.stdin.buffer.read(files.MAX_NAMED_BYTES + 1)
+    if len(data) > files.MAX_NAMED_BYTES:
+        raise _Usage(f"cannot read stdin: over {files.MAX_NAMED_BYTES} bytes", files.Refusal.TOO_LARGE.value)
     try:
-        return sys.stdin.buffer.read().decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _Usage(f"cannot read stdin: {exc}") from None
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from promptd.files import Refused, read_named
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -48,8 +50,8 @@ def snapshots(folder: Path, renders: Sequence[Render], *, update: bool) -> int:
         path = folder / (Path(context or "default").stem + SNAPSHOT_SUFFIX)
         text = result["text"]
         try:
-            old = path.read_bytes().decode("utf-8") if path.exists() else None
-        except (OSError, UnicodeDecodeError) as exc:
+            old = read_named(path).decode("utf-8") if path.exists() else None
+        except (Refused, UnicodeDecodeError) as exc:
             print(f"promptd render: cannot read {path}: {exc}", file=sys.stderr)
             return EXIT_USAGE
         if update:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, field_validator
 
+from promptd import files
 from promptd.errors import InvalidContext
 from promptd.prompt.kinds import Audience, Override, PromptMode
 
@@ -188,8 +189,12 @@ def read_file_data(path: str | Path) -> Any:
     """The raw data of a JSON or YAML context file (by extension; otherwise JSON is tried first)."""
     path = Path(path)
     try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        # The named-file rule (docs/security.md, "Safe reads"): a FIFO or /dev/zero named as a
+        # context can neither hang the command nor exhaust its memory.
+        text = files.read_named(path).decode("utf-8")
+    except files.Refused as exc:
+        raise InvalidContext(f"cannot read prompt context file {path}: {exc}", field="context", refusal=exc.reason.value) from None
+    except UnicodeDecodeError as exc:
         raise InvalidContext(f"cannot read prompt context file {path}: {exc}", field="context") from exc
     suffix = path.suffix.lower()
     if suffix == ".json":

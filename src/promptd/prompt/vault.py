@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from promptd import files
 from promptd.config import VAULT_KEY_ENV as KEY_ENV
 from promptd.errors import VaultLocked
 from promptd.prompt import TEMPLATES
@@ -41,6 +42,8 @@ TAG_BYTES = 16
 BLOCK_SLACK = 15
 # Group/other permission bits: a key file anyone else can read is no key (the rule ssh applies).
 UNSAFE_KEY_MODE = 0o077
+# A key is 32 raw bytes, or 64 hex digits and a newline: a larger key file holds no key.
+KEY_FILE_MAX_BYTES = 4096
 SHIPPED_FILE = TEMPLATES / "apply_patch.sealed"
 
 # The key the shipped Apply-Patch template is sealed with. It is public (it is right here), so the
@@ -86,25 +89,46 @@ def parse_key(text: bytes | str, where: str) -> bytes:
 
 
 def read_key_file(path: str | Path) -> bytes:
+    """The key in a key file, read by the safe-read rule (promptd.files, docs/security.md "Safe
+    reads"): never through a symlink (with a link, whoever can change it chooses the key), a
+    regular file of promptd's own user or root, and readable by no one else. A relative path is
+    relative to promptd's working directory."""
     path = Path(path).expanduser()
     try:
-        info = os.stat(path)
-    except OSError as exc:
-        raise VaultLocked(f"cannot read the vault key file {path}: {exc.strerror}", reason="key_file_missing", key_source="key_file", key_where=str(path)) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise VaultLocked(f"the vault key file {path} is not a regular file", reason="key_file_missing", key_source="key_file", key_where=str(path))
-    if info.st_mode & UNSAFE_KEY_MODE:
-        raise VaultLocked(
-            f"the vault key file {path} is accessible to group or others (mode {stat.S_IMODE(info.st_mode):o}); chmod 600 it",
-            reason="key_file_permissions",
-            key_source="key_file",
-            key_where=str(path),
-        )
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise VaultLocked(f"cannot read the vault key file {path}: {exc.strerror}", reason="key_file_missing", key_source="key_file", key_where=str(path)) from None
+        with files.open_safe(path, root=".") as opened:
+            if opened.stat.st_mode & UNSAFE_KEY_MODE:
+                raise _key_permissions(path, opened.stat.st_mode)
+            data = files.read_fd(opened, KEY_FILE_MAX_BYTES)
+    except files.Refused as exc:
+        raise _key_refused(path, exc) from None
     return parse_key(data, f"the key file {path}")
+
+
+def _key_permissions(path: Path, mode: int) -> VaultLocked:
+    return VaultLocked(
+        f"the vault key file {path} is accessible to group or others (mode {stat.S_IMODE(mode):o}); chmod 600 it",
+        reason="key_file_permissions",
+        key_source="key_file",
+        key_where=str(path),
+    )
+
+
+def _key_refused(path: Path, exc: files.Refused) -> VaultLocked:
+    where = {"key_source": "key_file", "key_where": str(path)}
+    if exc.reason in (files.Refusal.MISSING, files.Refusal.DIRECTORY, files.Refusal.UNREADABLE):
+        return VaultLocked(f"cannot read the vault key file {path}: {exc.detail}", reason="key_file_missing", **where)
+    if exc.reason is files.Refusal.PERMISSIONS:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            mode = stat.S_IWGRP | stat.S_IWOTH
+        return _key_permissions(path, mode)
+    return VaultLocked(
+        f"the vault key file {path} is refused ({exc.detail}): a key file must be a regular file of your own, named itself, not through a link",
+        reason="key_file_unsafe",
+        refusal=exc.reason.value,
+        **where,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,10 +296,17 @@ class Vault:
             raise
 
     def read(self) -> Sealed:
+        # The named-file rule: a sealed file's contents are authenticated by the key, so a link
+        # cannot change what renders, but a FIFO or /dev/zero in its place would hang or exhaust
+        # the render (docs/security.md, "Safe reads").
         try:
-            data = self.path.read_bytes()
-        except OSError as exc:
-            raise VaultLocked(f"cannot read the sealed template {self.path}: {exc.strerror}", reason="missing_file", template_id=self.template_id) from None
+            data = files.read_named(self.path)
+        except files.Refused as exc:
+            if exc.reason in (files.Refusal.MISSING, files.Refusal.DIRECTORY, files.Refusal.UNREADABLE):
+                raise VaultLocked(f"cannot read the sealed template {self.path}: {exc.detail}", reason="missing_file", template_id=self.template_id) from None
+            raise VaultLocked(
+                f"the sealed template {self.path} is refused: {exc.detail}", reason="unsafe_file", refusal=exc.reason.value, template_id=self.template_id
+            ) from None
         sealed = parse(data)
         # An empty template_id accepts any (`promptd vault open` / `verify` without --id).
         if self.template_id and sealed.template_id != self.template_id:
