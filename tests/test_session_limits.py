@@ -101,3 +101,13 @@ def rss_kib(pid: int) -> int:
                 return int(line.split()[1])
     raise AssertionError("no VmRSS")
 
+
+
+def test_turn_complete_on_a_session_never_used_is_refused_and_creates_none():
+    rt = runtime()
+    with pytest.raises(RpcFailure) as failure:
+        call_in_process("turn/complete", {"session": "typo"}, rt)
+    assert failure.value.code == -32050 and failure.value.data["kind"] == "unknown_session"
+    assert "typo" not in rt.sessions
+    call_in_process("session/update", {"session": "s", "cwd": "/w"}, rt)
+    assert call_in_process("turn/complete", {"session": "s"}, rt) == {}

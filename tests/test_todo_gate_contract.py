@@ -162,6 +162,7 @@ def test_the_flag_is_required(door_for):
 def test_a_plan_tool_call_in_either_spelling_counts_as_a_todo_write(name):
     runtime = Runtime(Config())
     call_in_process("initialize", {"tools": {"by_kind": {"plan": "todo_write"}}}, runtime)
+    call_in_process("session/update", {"session": "s", "cwd": "/w"}, runtime)
     for _ in range(3):
         call_in_process("turn/complete", {"session": "s"}, runtime)
     session = runtime.sessions.get("s")

@@ -164,8 +164,8 @@ def test_the_least_recently_used_session_is_evicted_and_others_are_untouched():
     call_in_process("todo/gate", {"session": "b", **gate}, runtime)
     call_in_process("todo/gate", {"session": "a", **gate}, runtime)  # a is now the most recent
     call_in_process("todo/gate", {"session": "c", **gate}, runtime)  # evicts b
-    assert runtime.sessions.peek("b") is None
-    assert runtime.sessions.peek("a").gate_fires == {"p": 2}
+    assert "b" not in runtime.sessions
+    assert runtime.sessions.existing("a").gate_fires == {"p": 2}
     assert call_in_process("todo/gate", {"session": "b", **gate}, runtime)["fires"] == 1
 
 
@@ -180,5 +180,5 @@ def test_idle_sessions_expire_and_close_forgets_one():
     store.get("fresh")
     now[0] = 12
     store.get("fresh")
-    assert store.peek("old") is None and store.peek("fresh") is not None
+    assert "old" not in store and "fresh" in store
     assert store.close("fresh") and len(store) == 0

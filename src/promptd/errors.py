@@ -171,6 +171,13 @@ class InvalidProvider(PromptdError):
     kind = "invalid_provider"
 
 
+class UnknownSession(PromptdError):
+    """A method that needs a session the host already used (`turn/complete`) named one this process does not hold: never used, closed, or evicted (`session`)."""
+
+    code = -32050
+    kind = "unknown_session"
+
+
 class ConfigError(PromptdError):
     """A configuration (file, environment or `initialize` override) that is invalid."""
 

@@ -466,6 +466,7 @@ const (
 	ErrorKindUnknownProvider    ErrorKind = "unknown_provider"
 	ErrorKindProviderExists     ErrorKind = "provider_exists"
 	ErrorKindInvalidProvider    ErrorKind = "invalid_provider"
+	ErrorKindUnknownSession     ErrorKind = "unknown_session"
 	ErrorKindInvalidConfig      ErrorKind = "invalid_config"
 	ErrorKindAlreadyInitialized ErrorKind = "already_initialized"
 )
@@ -1014,6 +1015,8 @@ const (
 	CodeProviderExists = -32042
 	// CodeInvalidProvider: A provider registration that does not fit its kind (`field`). (data.kind: invalid_provider)
 	CodeInvalidProvider = -32043
+	// CodeUnknownSession: A method that needs a session the host already used (`turn/complete`) named one this process does not hold: never used, closed, or evicted (`session`). (data.kind: unknown_session)
+	CodeUnknownSession = -32050
 	// CodeInvalidConfig: A configuration (file, environment or `initialize` override) that is invalid. (data.kind: invalid_config)
 	CodeInvalidConfig = -32060
 	// CodeAlreadyInitialized: `initialize` was called a second time. (data.kind: already_initialized)
@@ -1050,6 +1053,7 @@ var ErrorKindCode = map[ErrorKind]int64{
 	"unknown_provider":    -32041,
 	"provider_exists":     -32042,
 	"invalid_provider":    -32043,
+	"unknown_session":     -32050,
 	"invalid_config":      -32060,
 	"already_initialized": -32061,
 }

@@ -202,7 +202,7 @@ export interface DiscoverResult {
 export type Empty = Record<string, never>;
 
 /** `data.kind` of an error: what went wrong, machine-readable (see `x-errors` for the code each comes with). */
-export type ErrorKind = "parse_error" | "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "value_too_large" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "render_timeout" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "invalid_config" | "already_initialized";
+export type ErrorKind = "parse_error" | "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "value_too_large" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "render_timeout" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "unknown_session" | "invalid_config" | "already_initialized";
 
 /** The name of an event notification (`capabilities.events` lists some of them). */
 export type EventName = "event/provider_skipped" | "event/spilled" | "event/gate_fired" | "event/gate_exhausted" | "event/nudge_fired";
@@ -926,6 +926,8 @@ export const ErrorCodes = {
   ProviderExists: -32042,
   /** A provider registration that does not fit its kind (`field`). (data.kind: `invalid_provider`) */
   InvalidProvider: -32043,
+  /** A method that needs a session the host already used (`turn/complete`) named one this process does not hold: never used, closed, or evicted (`session`). (data.kind: `unknown_session`) */
+  UnknownSession: -32050,
   /** A configuration (file, environment or `initialize` override) that is invalid. (data.kind: `invalid_config`) */
   InvalidConfig: -32060,
   /** `initialize` was called a second time. (data.kind: `already_initialized`) */
@@ -964,6 +966,7 @@ export const ERROR_KIND_CODES: Readonly<Record<ErrorKind, ErrorCode>> = {
   unknown_provider: -32041,
   provider_exists: -32042,
   invalid_provider: -32043,
+  unknown_session: -32050,
   invalid_config: -32060,
   already_initialized: -32061,
 };

@@ -135,7 +135,7 @@ async def _composed(content: Awaitable[str], reminder: AssembleResult) -> Compos
 
 def complete(params: CompleteParams, ctx: Context) -> Empty:
     runtime = ctx.runtime
-    session = runtime.sessions.get(params.session)
+    session = runtime.sessions.existing(params.session)
     tools = runtime.tools_for(session)
     # True when the completed turn delivered the todo nudge.
     if complete_turn(session, params.todo_write, params.tools_called, tools.get("plan")):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from promptd.config import SessionsConfig, TodoGateConfig
-from promptd.errors import ValueTooLarge
+from promptd.errors import UnknownSession, ValueTooLarge
 from promptd.sessions.todos import NUDGE_KEY, Decision, GateOutcome, Todo, decide
 
 # Prompt ids whose TodoGate fires a session remembers: a session answers one prompt at a time, so
@@ -133,9 +133,7 @@ class SessionStore:
     def get(self, session_id: str) -> Session:
         """The session, created on first use; marks it most recently used. Raises ValueTooLarge
         for an id over sessions.max_id_bytes (every method that names a session goes here)."""
-        size = utf8_len(session_id)
-        if size > self.config.max_id_bytes:
-            raise ValueTooLarge(f"the session id is {size} bytes, over sessions.max_id_bytes ({self.config.max_id_bytes})", field="session", limit=self.config.max_id_bytes, size=size)
+        self._check_id(session_id)
         self._expire()
         session = self._sessions.get(session_id)
         if session is None:
@@ -148,14 +146,29 @@ class SessionStore:
         session.touched = self._clock()
         return session
 
-    def peek(self, session_id: str) -> Session | None:
-        return self._sessions.get(session_id)
+    def existing(self, session_id: str) -> Session:
+        """The session, which must exist (UnknownSession otherwise: a misspelled id must not
+        pass as a new, empty session); marks it most recently used."""
+        self._check_id(session_id)
+        if session_id not in self:
+            raise UnknownSession(f"no session {session_id[:64]!r} in this process (never used, closed or evicted)", session=session_id[:200])
+        return self.get(session_id)
 
     def close(self, session_id: str) -> bool:
         return self._sessions.pop(session_id, None) is not None
 
+    def _check_id(self, session_id: str) -> None:
+        size = utf8_len(session_id)
+        if size > self.config.max_id_bytes:
+            raise ValueTooLarge(f"the session id is {size} bytes, over sessions.max_id_bytes ({self.config.max_id_bytes})", field="session", limit=self.config.max_id_bytes, size=size)
+
     def __len__(self) -> int:
         return len(self._sessions)
+
+    def __contains__(self, session_id: object) -> bool:
+        """Held now (an expired session is not: it is dropped first)."""
+        self._expire()
+        return session_id in self._sessions
 
     def _expire(self) -> None:
         deadline = self._clock() - self.config.idle_timeout_s
