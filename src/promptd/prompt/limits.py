@@ -64,6 +64,9 @@ OTHER_CHARS = 128
 # so the result is bounded by n * (n + 2): values up to 2,000 characters stay below the cap.
 MAX_PPRINT_INPUT = 2000
 
+# What a render over the render worker's memory limit is told (config prompt.render_memory_mb).
+MEMORY_CAUSE = "the render needs more memory than the sandbox allows (prompt.render_memory_mb)"
+
 _VIEWS: tuple[type[KeysView[Any]], type[ValuesView[Any]], type[ItemsView[Any, Any]]] = (type({}.keys()), type({}.values()), type({}.items()))
 
 
