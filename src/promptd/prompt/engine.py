@@ -31,7 +31,7 @@ from typing import Any
 from jinja2 import TemplateSyntaxError, Undefined, UndefinedError
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
-from jinja2.utils import missing
+from jinja2.utils import Namespace, missing
 from jinja2 import nodes
 from jinja2.nodes import Concat
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment, SandboxedFormatter, safe_range
@@ -146,7 +146,10 @@ class _StrictUndefined(_LenientUndefined):
 
 class _Generator(CodeGenerator):
     """Jinja's code generator, with `~` compiled to PromptEnvironment.join_text so that its size
-    is checked before the operands are joined."""
+    is checked before the operands are joined; slices compiled to PromptEnvironment.sliced (Jinja
+    writes them as plain Python slices, which no sandbox hook sees) so that they are charged to
+    the render's budget; and a namespace assignment through PromptEnvironment.keep, so what a
+    namespace keeps is charged too."""
 
     def visit_Concat(self, node: Concat, frame: Frame) -> None:
         self.write("environment.join_text((")
@@ -154,6 +157,39 @@ class _Generator(CodeGenerator):
             self.visit(arg, frame)
             self.write(", ")
         self.write("))")
+
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if not isinstance(node.arg, nodes.Slice):
+            super().visit_Getitem(node, frame)
+            return
+        self.write("environment.sliced(")
+        self.visit(node.node, frame)
+        self.write(", slice(")
+        for index, part in enumerate((node.arg.start, node.arg.stop, node.arg.step)):
+            self.write(", " if index else "")
+            if part is None:
+                self.write("None")
+            else:
+                self.visit(part, frame)
+        self.write("))")
+
+    def visit_NSRef(self, node: nodes.NSRef, frame: Frame) -> None:
+        # Jinja writes `ns[attr] = value` (after checking `ns` is a Namespace); the keeper charges
+        # the value, then stores it.
+        self.writeline(f"environment.keep({frame.symbols.ref(node.name)})[{node.attr!r}]")
+
+
+class _Keeper:
+    """A namespace as the target of one assignment: charges what is stored, then stores it."""
+
+    __slots__ = ("_namespace",)
+
+    def __init__(self, namespace: Namespace) -> None:
+        self._namespace = namespace
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        limits.charge(limits.kept_size(value), "a value kept in a namespace")
+        self._namespace[name] = value
 
 
 class PromptEnvironment(ImmutableSandboxedEnvironment):
@@ -198,6 +234,17 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
         limits.check_sum(left, right)
         return operator.add(left, right)
 
+    def sliced(self, value: Any, index: slice) -> Any:
+        """`value[start:stop:step]` (compiled to this call by _Generator), charged to the budget
+        before it is built: a slice copies, and a loop keeping slices of a large text would
+        otherwise hold many copies of it."""
+        limits.charge(limits.slice_size(value, index), "a slice")
+        return value[index]
+
+    def keep(self, namespace: Namespace) -> _Keeper:
+        """The target of `${% set ns.attr = value %}` (compiled to this call by _Generator)."""
+        return _Keeper(namespace)
+
     def join_text(self, values: tuple[Any, ...]) -> str:
         """The `~` operator (compiled to this call by _Generator)."""
         limits.check_concat(values)
@@ -218,6 +265,13 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
                 args = limits.check_text_method(owner, name, args, kwargs)
             elif isinstance(owner, int) or (isinstance(owner, type) and issubclass(owner, int)):
                 limits.check_int_method(owner, name, args, kwargs)
+            if name in limits.SAME_SIZE_TEXT_METHODS and isinstance(owner, (str, bytes)):
+                # No larger than the text, so not refused before the call; but a copy (strip,
+                # split, partition) that a loop may keep, so charged after it.
+                result = super().call(__context, __obj, *args, **kwargs)
+                if result is not owner:
+                    limits.charge(limits.built_size(result), f"the result of {name}()")
+                return result
         return super().call(__context, __obj, *args, **kwargs)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
@@ -274,6 +328,8 @@ class _BoundedEscapeFormatter(_BoundedFormatter, EscapeFormatter):
 
 
 def _concat(chunks: Iterable[str]) -> str:
+    """The output of a template, a macro, a `call` or a block `set`: capped, and charged to the
+    render's budget (a macro called in a loop builds its text each time)."""
     parts = []
     total = 0
     for chunk in chunks:
@@ -281,6 +337,7 @@ def _concat(chunks: Iterable[str]) -> str:
         if total > MAX_OUTPUT_CHARS:
             raise SecurityError(f"rendered output exceeds {MAX_OUTPUT_CHARS} characters")
         parts.append(chunk)
+    limits.charge(total, "the output of a template, macro or block")
     return "".join(parts)
 
 
