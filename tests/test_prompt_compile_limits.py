@@ -125,3 +125,13 @@ def test_vault_verify_of_a_sealed_template_python_cannot_compile_reports_a_findi
     sealed.write_bytes(vault.seal(NESTED_FOR.encode(), key, "team"))
     code, stdout, stderr = _cli("vault", "verify", str(sealed), "--key-file", key_file)
     assert code == 1 and "syntax" in stdout and "Traceback" not in stdout + stderr
+
+
+@pytest.mark.parametrize("source", [NESTED_FOR, NESTED_PARENTHESES], ids=["nested_for", "nested_parentheses"])
+def test_the_cli_render_and_lint_report_a_compile_limit_as_a_template_error(tmp_path, source):
+    deep = tmp_path / "deep.jinja"
+    deep.write_text(source)
+    code, stdout, stderr = _cli("render", "--override", f"custom:{deep}")
+    assert code == 2 and "(template_syntax)" in stderr and "Traceback" not in stdout + stderr
+    code, stdout, stderr = _cli("lint", str(deep))
+    assert code == 1 and ": syntax: " in stdout and "Traceback" not in stdout + stderr
