@@ -224,7 +224,7 @@ def test_a_host_rendering_only_shipped_templates_never_starts_a_render_worker(sp
 
 @linux_only
 def test_cancelling_a_looping_custom_render_answers_it_cancelled_and_kills_the_work(spawn):
-    server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "600000"})
+    server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "60000"})
     assert server.call("prompt/render", custom("warm ${{ 1 }}"))["text"] == "warm 1"
     before = workers_of(server.proc.pid)
     server.send({"jsonrpc": "2.0", "id": "spin", "method": "prompt/render", "params": custom(SPIN)})
@@ -280,6 +280,213 @@ def test_the_shipped_primary_render_stays_in_process():
 def test_the_render_deadline_has_a_minimum(spawn):
     server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "10"})
     assert server.proc.wait(30) != 0
+
+
+def test_the_render_deadline_has_a_ceiling(spawn):
+    server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "600000"})
+    assert server.proc.wait(30) != 0
+
+
+# ---- no render outgrows its memory or the worker cap ----------------------------------------------
+
+# Python objects the budget counts one each (ints of a 100,000-item list) hold tens of bytes: the
+# worker's memory limit, not the budget, is what stops this loop.
+HUNGRY = "${% set ns = namespace(a=[]) %}${% for i in range(100000) %}${% set ns.a = [ns.a, range(100000) | list] %}${% endfor %}${{ 1 }}"
+MEMORY_MB = 128
+
+
+def vm_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise LookupError(field)
+
+
+class PeakMemory:
+    """Samples a process's peak resident size (VmHWM) until stopped, so the peak of a process
+    that ends (a retired worker) is known too."""
+
+    def __init__(self, pid: int) -> None:
+        import threading
+
+        self.pid, self.peak_kib, self._stop = pid, 0, threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.peak_kib = max(self.peak_kib, vm_kib(self.pid, "VmHWM"))
+            except (OSError, LookupError):
+                pass
+            time.sleep(0.005)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kib
+
+
+@pytest.fixture
+def small_memory(spawn):
+    return spawn(env={"PROMPTD_PROMPT__RENDER_MEMORY_MB": str(MEMORY_MB), "PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "60000"})
+
+
+@linux_only
+def test_a_render_past_its_memory_limit_is_refused_security_and_its_worker_stays_under_the_limit(small_memory):
+    server = small_memory
+    assert server.call("prompt/render", custom("warm ${{ 1 }}"), timeout=60)["text"] == "warm 1"
+    [worker] = workers_of(server.proc.pid)
+    # The limit is the worker's size once started plus the budget; its size now is at least that.
+    ceiling_kib = vm_kib(worker, "VmSize") + MEMORY_MB * 1024
+    peak = PeakMemory(worker)
+    reply = server.request("prompt/render", custom(HUNGRY), timeout=60)
+    assert peak.stop() <= ceiling_kib
+    assert (reply["error"]["code"], reply["error"]["data"]["kind"], reply["error"]["data"]["error"]) == (-32021, "template_render", "security")
+    assert server.call("prompt/render", custom("after ${{ 2 }}"), timeout=60)["text"] == "after 2"
+
+
+@linux_only
+@pytest.mark.parametrize(
+    "template",
+    [
+        "${% set ns = namespace(a=[]) %}${% for i in range(100000) %}${% set ns.a = ns.a + ['x' * 10000] %}${% endfor %}",
+        "${% set ns = namespace(a=[]) %}${% set big = 'x' * 1000000 %}${% for i in range(100000) %}${% set ns.a = ns.a + [big[i:]] %}${% endfor %}",
+        "${% set ns = namespace(a=[]) %}${% set big = 'x' * 1000000 %}${% for i in range(100000) %}${% set ns.a = ns.a + [big | list] %}${% endfor %}",
+    ],
+    ids=["namespace_of_new_texts", "namespace_of_slices", "namespace_of_lists"],
+)
+def test_a_namespace_keeping_large_values_is_refused_security_within_the_memory_limit(small_memory, template):
+    server = small_memory
+    assert server.call("prompt/render", custom("warm ${{ 1 }}"), timeout=60)["text"] == "warm 1"
+    [worker] = workers_of(server.proc.pid)
+    ceiling_kib = vm_kib(worker, "VmSize") + MEMORY_MB * 1024
+    peak = PeakMemory(worker)
+    reply = server.request("prompt/render", custom(template), timeout=60)
+    assert peak.stop() <= ceiling_kib
+    assert (reply["error"]["data"]["kind"], reply["error"]["data"]["error"]) == ("template_render", "security")
+
+
+@linux_only
+def test_renders_beyond_the_worker_cap_wait_their_turn_and_every_one_is_answered(spawn):
+    from promptd.prompt.worker import KEEP_IDLE, MAX_RUNNING
+
+    server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "300"})
+    for n in range(12):
+        server.send({"jsonrpc": "2.0", "id": n, "method": "prompt/render", "params": custom(SPIN)})
+    most, answered = 0, []
+    while len(answered) < 12:
+        most = max(most, len(workers_of(server.proc.pid)))
+        try:
+            answered.append(server.read(timeout=0.05))
+        except TimeoutError:
+            continue
+    assert sorted(reply["id"] for reply in answered) == list(range(12))
+    assert all(reply["error"]["data"]["kind"] == "render_timeout" for reply in answered)
+    assert most <= MAX_RUNNING + KEEP_IDLE
+
+
+@linux_only
+def test_a_cancelled_render_waiting_for_a_worker_stops_waiting(spawn):
+    from promptd.prompt.worker import MAX_RUNNING
+
+    server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "60000"})
+    for n in range(MAX_RUNNING):
+        server.send({"jsonrpc": "2.0", "id": f"spin{n}", "method": "prompt/render", "params": custom(SPIN)})
+    server.send({"jsonrpc": "2.0", "id": "waiting", "method": "prompt/render", "params": custom("waits ${{ 1 }}")})
+    time.sleep(0.3)  # the spins hold every slot until cancelled; the outcome holds either way
+    server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "waiting"}})
+    first = server.read(timeout=60)
+    assert first["id"] == "waiting" and first["error"]["code"] == -32800
+    for n in range(MAX_RUNNING):
+        server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": f"spin{n}"}})
+    assert {server.read(timeout=60)["error"]["code"] for _ in range(MAX_RUNNING)} == {-32800}
+    assert server.call("prompt/render", custom("again ${{ 2 }}"), timeout=60)["text"] == "again 2"
+
+
+# ---- the lint is bounded as a render is -------------------------------------------------------------
+
+
+def large_template() -> str:
+    """About 1.3 MB of real template text: more than 300 ms of CPU to lint."""
+    from promptd.prompt.pipeline import shipped_source
+
+    return (shipped_source("primary") + "\n") * 200
+
+
+def test_a_lint_past_the_render_deadline_answers_render_timeout_and_others_are_served(short_deadline):
+    server = short_deadline
+    server.send({"jsonrpc": "2.0", "id": "lint", "method": "prompt/lint", "params": {"template": large_template()}})
+    server.send({"jsonrpc": "2.0", "id": "meanwhile", "method": "prompt/render", "params": {"context": {}}})
+    assert server.read(timeout=60)["id"] == "meanwhile"
+    error = server.read(timeout=60)["error"]
+    assert (error["code"], error["data"]["kind"]) == (-32022, "render_timeout")
+    assert server.call("prompt/lint", {"template": "${{ os_name }}"}, timeout=60)["violations"] == []
+
+
+@linux_only
+def test_cancelling_a_lint_answers_it_cancelled_and_kills_its_worker(spawn):
+    server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "60000"})
+    assert server.call("prompt/lint", {"template": "${{ os_name }}"}, timeout=60)["violations"] == []
+    before = workers_of(server.proc.pid)
+    assert before, "the lint ran in promptd's own process"
+    server.send({"jsonrpc": "2.0", "id": "lint", "method": "prompt/lint", "params": {"template": large_template()}})
+    time.sleep(0.3)
+    server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "lint"}})
+    reply = server.read(timeout=60)
+    assert reply["id"] == "lint" and reply["error"]["code"] == -32800
+    assert gone_within(sorted(before), 10) or not (before & workers_of(server.proc.pid)), "the cancelled lint kept running"
+
+
+# ---- the worker's stderr is promptd's log: JSON lines only -----------------------------------------
+
+NESTED_FOR = "".join(f"${{% for i{n} in [1] %}}" for n in range(25)) + "x" + "${% endfor %}" * 25
+CHAINED_FILTERS = "${{ 'a'" + " | lower" * 300 + " }}"
+NESTED_PARENTHESES = "${{ " + "(" * 200 + "1" + ")" * 200 + " }}"
+
+
+def test_templates_that_break_the_compiler_answer_template_syntax_and_stderr_stays_json_lines(spawn):
+    server = spawn(env={"PROMPTD_LOG_LEVEL": "debug"})
+    for template in (NESTED_FOR, CHAINED_FILTERS, NESTED_PARENTHESES):
+        for params in (custom(template), {"context": {"prompt_body": template}}):
+            error = server.request("prompt/render", params, timeout=60)["error"]
+            assert (error["code"], error["data"]["kind"]) == (-32020, "template_syntax")
+        assert [v["kind"] for v in server.call("prompt/lint", {"template": template}, timeout=60)["violations"]] == ["syntax"]
+    assert server.call("prompt/render", custom("ok ${{ 1 + 1 }}"), timeout=60)["text"] == "ok 2"
+    server.close()
+    for line in server.stderr_text().splitlines():
+        assert isinstance(json.loads(line), dict), line
+
+
+def test_a_worker_fed_a_broken_job_answers_it_and_writes_only_json_lines_to_stderr():
+    import struct
+    import subprocess
+
+    import orjson
+
+    worker = subprocess.Popen([PY, "-m", "promptd.prompt.worker", str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    header = struct.Struct(">I")
+
+    def read() -> dict:
+        (size,) = header.unpack(worker.stdout.read(header.size))
+        return orjson.loads(worker.stdout.read(size))
+
+    def send(data: bytes) -> None:
+        worker.stdin.write(header.pack(len(data)) + data)
+        worker.stdin.flush()
+
+    try:
+        assert read() == {"ready": True}
+        send(orjson.dumps({"name": "custom"}))  # no source: a fault of the job itself
+        assert read()["error"]["type"] == "TemplateRender"
+        send(b"not json")  # a fault of the loop: the worker ends, with a log line, not a traceback
+        assert worker.wait(60) != 0
+        lines = worker.stderr.read().decode().splitlines()
+    finally:
+        worker.kill()
+        worker.wait()
+    assert lines and all(json.loads(line)["level"] == "error" for line in lines)
+    assert not any("Traceback" in line for line in lines)
 
 
 # ---- providers that misbehave -------------------------------------------------------------------

@@ -23,11 +23,11 @@ CHILD = """
 from promptd.prompt import engine as module, pipeline
 from promptd.prompt.context import parse_context
 compiled = []
-original = module.PromptEnvironment.compile
-def counting(self, *args, **kwargs):
-    compiled.append(kwargs.get("name"))
-    return original(self, *args, **kwargs)
-module.PromptEnvironment.compile = counting
+original = module.compile_tree
+def counting(env, source, tree, name, *args, **kwargs):
+    compiled.append(name)
+    return original(env, source, tree, name, *args, **kwargs)
+module.compile_tree = counting
 result = pipeline.render(parse_context({"working_directory": "/w"}), {"read": "read_file"})
 print(len(compiled), result.sha256)
 """

@@ -103,10 +103,20 @@ class PromptConfig(Section):
     # Strict undefined for prompt/render (docs/templates.md, "Strict undefined"): a name no render
     # defines is an error instead of empty text. A request's `strict_undefined` wins.
     strict_undefined: bool = True
-    # CPU time a caller's template (custom or body) may take to compile and render; the render is
-    # then stopped (docs/templates.md). Real prompts take a few ms; a 10,000-line template about
-    # 200 ms to compile. 50 ms at least: less would refuse real templates on a loaded machine.
-    render_timeout_ms: int = Field(2000, ge=50, le=600_000)
+    # CPU time a caller's template (custom or body) may take to compile and render, and the lint
+    # to check one; the render is then stopped (docs/templates.md). Real prompts take a few ms; a
+    # 10,000-line template about 200 ms to compile. 50 ms at least: less would refuse real
+    # templates on a loaded machine. 60 s at most: at most two renders run at once, so a longer
+    # one would hold a worker, and up to its memory budget, for minutes while the others wait;
+    # and what the sandbox does not count (the overhead of many small values a loop keeps) grows
+    # with the time a loop may run, so a longer deadline leaves more of it to the memory limit.
+    render_timeout_ms: int = Field(2000, ge=50, le=60_000)
+    # Memory a render worker may take for one job on top of what it uses once started (its
+    # address-space limit; docs/templates.md). The sandbox's own bounds let a render build at most
+    # 32 Mi characters (128 MiB at Python's 4 bytes a character); 512 MiB leaves room for Python's
+    # per-object overhead on top, while two workers at most stay near 1 GiB in all. 64 MiB at
+    # least: less than that fails ordinary renders of large templates.
+    render_memory_mb: int = Field(512, ge=64, le=65_536)
 
 
 class VaultConfig(Section):

@@ -116,21 +116,21 @@ class UnregisteredKey(PromptdError):
 
 
 class TemplateSyntax(PromptdError):
-    """A prompt template that does not parse."""
+    """A prompt template that does not parse or compile (`reason` `compile_limit`: nested deeper than Python can compile)."""
 
     code = -32020
     kind = "template_syntax"
 
 
 class TemplateRender(PromptdError):
-    """A prompt template that failed while rendering."""
+    """A prompt template that failed while rendering (`error` `security`: over a sandbox bound or `prompt.render_memory_mb`)."""
 
     code = -32021
     kind = "template_render"
 
 
 class RenderTimeout(PromptdError):
-    """A caller's template (custom or body) that took more CPU time than `prompt.render_timeout_ms` (`limit_ms`); its render was stopped."""
+    """A caller's template (custom or body, or one being linted) that took more CPU time than `prompt.render_timeout_ms` (`limit_ms`); its render was stopped."""
 
     code = -32022
     kind = "render_timeout"

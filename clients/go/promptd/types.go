@@ -999,11 +999,11 @@ const (
 	CodeNestedMarker = -32011
 	// CodeUnregisteredKey: A key that is neither reserved nor added by the host, with `keys.strict`. (data.kind: unregistered_key)
 	CodeUnregisteredKey = -32012
-	// CodeTemplateSyntax: A prompt template that does not parse. (data.kind: template_syntax)
+	// CodeTemplateSyntax: A prompt template that does not parse or compile (`reason` `compile_limit`: nested deeper than Python can compile). (data.kind: template_syntax)
 	CodeTemplateSyntax = -32020
-	// CodeTemplateRender: A prompt template that failed while rendering. (data.kind: template_render)
+	// CodeTemplateRender: A prompt template that failed while rendering (`error` `security`: over a sandbox bound or `prompt.render_memory_mb`). (data.kind: template_render)
 	CodeTemplateRender = -32021
-	// CodeRenderTimeout: A caller's template (custom or body) that took more CPU time than `prompt.render_timeout_ms` (`limit_ms`); its render was stopped. (data.kind: render_timeout)
+	// CodeRenderTimeout: A caller's template (custom or body, or one being linted) that took more CPU time than `prompt.render_timeout_ms` (`limit_ms`); its render was stopped. (data.kind: render_timeout)
 	CodeRenderTimeout = -32022
 	// CodeInvalidContext: A prompt context field that is unknown or invalid (`field`). (data.kind: invalid_context)
 	CodeInvalidContext = -32023

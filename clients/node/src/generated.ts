@@ -910,11 +910,11 @@ export const ErrorCodes = {
   NestedMarker: -32011,
   /** A key that is neither reserved nor added by the host, with `keys.strict`. (data.kind: `unregistered_key`) */
   UnregisteredKey: -32012,
-  /** A prompt template that does not parse. (data.kind: `template_syntax`) */
+  /** A prompt template that does not parse or compile (`reason` `compile_limit`: nested deeper than Python can compile). (data.kind: `template_syntax`) */
   TemplateSyntax: -32020,
-  /** A prompt template that failed while rendering. (data.kind: `template_render`) */
+  /** A prompt template that failed while rendering (`error` `security`: over a sandbox bound or `prompt.render_memory_mb`). (data.kind: `template_render`) */
   TemplateRender: -32021,
-  /** A caller's template (custom or body) that took more CPU time than `prompt.render_timeout_ms` (`limit_ms`); its render was stopped. (data.kind: `render_timeout`) */
+  /** A caller's template (custom or body, or one being linted) that took more CPU time than `prompt.render_timeout_ms` (`limit_ms`); its render was stopped. (data.kind: `render_timeout`) */
   RenderTimeout: -32022,
   /** A prompt context field that is unknown or invalid (`field`). (data.kind: `invalid_context`) */
   InvalidContext: -32023,

@@ -5,15 +5,40 @@ Glue layer, an area of its own so that a host that only renders never imports th
 
 from __future__ import annotations
 
+import asyncio
+import functools
+
 from promptd.api.authoring import LintParams, LintResult, LintViolation, TemplateVariable, VarsParams, VarsResult
 from promptd.methods.base import Context, Method
 
 
-def lint(params: LintParams, ctx: Context) -> LintResult:
+async def lint(params: LintParams, ctx: Context) -> LintResult:
+    """The lint of a caller's template, found in a render worker under the render's deadline and
+    memory budget (docs/templates.md, "Lint"): its compile is a render's compile, and a template
+    that takes seconds to check must not hold promptd's own process uncancellably. Runs in a
+    thread that waits for the worker; a cancelled request kills the worker."""
+    from promptd.errors import RenderTimeout
     from promptd.prompt import lint as guard
+    from promptd.prompt import worker
 
-    exempt = params.exempt_kinds if params.exempt_kinds is not None else ctx.runtime.config.prompt.exempt_kinds
-    found = guard.lint(params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds)
+    settings = ctx.runtime.config.prompt
+    exempt = params.exempt_kinds if params.exempt_kinds is not None else settings.exempt_kinds
+    cancel = worker.Cancel()
+
+    def in_worker(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str]) -> list[guard.Violation]:
+        return worker.pool().lint(
+            source, exempt, strict, flags, tool_kinds, deadline_s=settings.render_timeout_ms / 1000, memory_mb=settings.render_memory_mb, cancel=cancel
+        )
+
+    run = functools.partial(guard.lint, params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds, finder=in_worker)
+    try:
+        found = await asyncio.to_thread(run)
+    except asyncio.CancelledError:
+        cancel.cancel()
+        raise
+    except RenderTimeout as exc:
+        ctx.runtime.log.info("render_timeout", template=exc.data.get("template"), limit_ms=exc.data.get("limit_ms"))
+        raise
     return LintResult(violations=[LintViolation(line=v.line, column=v.column, kind=v.kind, message=v.message, severity=v.severity) for v in found])
 
 
@@ -27,6 +52,6 @@ def variables(params: VarsParams, ctx: Context) -> VarsResult:
 
 
 METHODS: list[Method] = [
-    Method("prompt/lint", LintParams, LintResult, lint, "Checks that every ${{ tools.by_kind.X }} sits inside a condition on tools.by_kind.X.", offload=True),
+    Method("prompt/lint", LintParams, LintResult, lint, "Checks that every ${{ tools.by_kind.X }} sits inside a condition on tools.by_kind.X."),
     Method("prompt/vars", VarsParams, VarsResult, variables, "Every variable a template would see for these render params, with its value and source."),
 ]

@@ -79,12 +79,13 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
     tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
     started = time.perf_counter()
     deadline_s = runtime.config.prompt.render_timeout_ms / 1000
+    memory_mb = runtime.config.prompt.render_memory_mb
 
     def render_callers(source: str, variables: Mapping[str, Any], name: str, strict: bool) -> str:
         # The worker module is imported when a caller's template is rendered, not for every render.
         from promptd.prompt import worker
 
-        return worker.pool().render(source, variables, name, strict, deadline_s=deadline_s, cancel=cancel)
+        return worker.pool().render(source, variables, name, strict, deadline_s=deadline_s, memory_mb=memory_mb, cancel=cancel)
 
     try:
         rendered = pipeline.render(

@@ -24,13 +24,15 @@ import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial, update_wrapper
+from io import StringIO
 from types import TracebackType
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, Undefined, UndefinedError
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
-from jinja2.utils import missing
+from jinja2.utils import Namespace, missing
+from jinja2 import nodes
 from jinja2.nodes import Concat
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment, SandboxedFormatter, safe_range
 from markupsafe import EscapeFormatter, Markup
@@ -50,6 +52,15 @@ CACHE_ENTRIES = 64
 # Dict methods a template may still call by attribute (`tools.by_kind.items()`), as MiniJinja
 # allows. Every other attribute of a mapping is a key lookup; see PromptEnvironment.getattr.
 MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
+# What compiling a template can raise besides Jinja's own syntax errors: Python's compiler refuses
+# code nested deeper than its fixed limits (SyntaxError), Jinja's parser and code generator recurse
+# once per level of nesting (RecursionError), and a huge template can exhaust memory.
+COMPILE_FAILURES = (TemplateSyntaxError, SyntaxError, RecursionError, MemoryError)
+# Python's limits (CPython's CO_MAXBLOCKS and the parser's MAXLEVEL), named in the error: every
+# `for`, `if`, `with`, `macro` and `call` block is a nested Python block, and every filter, test or
+# call a nested call.
+MAX_NESTED_BLOCKS = 20
+MAX_NESTED_BRACKETS = 200
 # A comment marker counts: a template whose only markup is `${# #}` still has its comments
 # removed (comments never reach the model, whatever else the template holds).
 MARKERS = ("${{", "${%", "${#")
@@ -135,7 +146,10 @@ class _StrictUndefined(_LenientUndefined):
 
 class _Generator(CodeGenerator):
     """Jinja's code generator, with `~` compiled to PromptEnvironment.join_text so that its size
-    is checked before the operands are joined."""
+    is checked before the operands are joined; slices compiled to PromptEnvironment.sliced (Jinja
+    writes them as plain Python slices, which no sandbox hook sees) so that they are charged to
+    the render's budget; and a namespace assignment through PromptEnvironment.keep, so what a
+    namespace keeps is charged too."""
 
     def visit_Concat(self, node: Concat, frame: Frame) -> None:
         self.write("environment.join_text((")
@@ -143,6 +157,39 @@ class _Generator(CodeGenerator):
             self.visit(arg, frame)
             self.write(", ")
         self.write("))")
+
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if not isinstance(node.arg, nodes.Slice):
+            super().visit_Getitem(node, frame)
+            return
+        self.write("environment.sliced(")
+        self.visit(node.node, frame)
+        self.write(", slice(")
+        for index, part in enumerate((node.arg.start, node.arg.stop, node.arg.step)):
+            self.write(", " if index else "")
+            if part is None:
+                self.write("None")
+            else:
+                self.visit(part, frame)
+        self.write("))")
+
+    def visit_NSRef(self, node: nodes.NSRef, frame: Frame) -> None:
+        # Jinja writes `ns[attr] = value` (after checking `ns` is a Namespace); the keeper charges
+        # the value, then stores it.
+        self.writeline(f"environment.keep({frame.symbols.ref(node.name)})[{node.attr!r}]")
+
+
+class _Keeper:
+    """A namespace as the target of one assignment: charges what is stored, then stores it."""
+
+    __slots__ = ("_namespace",)
+
+    def __init__(self, namespace: Namespace) -> None:
+        self._namespace = namespace
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        limits.charge(limits.kept_size(value), "a value kept in a namespace")
+        self._namespace[name] = value
 
 
 class PromptEnvironment(ImmutableSandboxedEnvironment):
@@ -187,6 +234,17 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
         limits.check_sum(left, right)
         return operator.add(left, right)
 
+    def sliced(self, value: Any, index: slice) -> Any:
+        """`value[start:stop:step]` (compiled to this call by _Generator), charged to the budget
+        before it is built: a slice copies, and a loop keeping slices of a large text would
+        otherwise hold many copies of it."""
+        limits.charge(limits.slice_size(value, index), "a slice")
+        return value[index]
+
+    def keep(self, namespace: Namespace) -> _Keeper:
+        """The target of `${% set ns.attr = value %}` (compiled to this call by _Generator)."""
+        return _Keeper(namespace)
+
     def join_text(self, values: tuple[Any, ...]) -> str:
         """The `~` operator (compiled to this call by _Generator)."""
         limits.check_concat(values)
@@ -207,6 +265,13 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
                 args = limits.check_text_method(owner, name, args, kwargs)
             elif isinstance(owner, int) or (isinstance(owner, type) and issubclass(owner, int)):
                 limits.check_int_method(owner, name, args, kwargs)
+            if name in limits.SAME_SIZE_TEXT_METHODS and isinstance(owner, (str, bytes)):
+                # No larger than the text, so not refused before the call; but a copy (strip,
+                # split, partition) that a loop may keep, so charged after it.
+                result = super().call(__context, __obj, *args, **kwargs)
+                if result is not owner:
+                    limits.charge(limits.built_size(result), f"the result of {name}()")
+                return result
         return super().call(__context, __obj, *args, **kwargs)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
@@ -263,6 +328,8 @@ class _BoundedEscapeFormatter(_BoundedFormatter, EscapeFormatter):
 
 
 def _concat(chunks: Iterable[str]) -> str:
+    """The output of a template, a macro, a `call` or a block `set`: capped, and charged to the
+    render's budget (a macro called in a loop builds its text each time)."""
     parts = []
     total = 0
     for chunk in chunks:
@@ -270,6 +337,7 @@ def _concat(chunks: Iterable[str]) -> str:
         if total > MAX_OUTPUT_CHARS:
             raise SecurityError(f"rendered output exceeds {MAX_OUTPUT_CHARS} characters")
         parts.append(chunk)
+    limits.charge(total, "the output of a template, macro or block")
     return "".join(parts)
 
 
@@ -341,12 +409,7 @@ class Engine:
         env = self.environment_for(strict)
         code = codecache.load(source, name, strict) if persist else None
         if code is None:
-            try:
-                code = env.compile(source, name=name, filename=name)
-            except TemplateSyntaxError as exc:
-                # The exception holds the whole source; drop it before it travels anywhere.
-                exc.source = None
-                raise syntax_error(env, source, exc, name) from None
+            code, _ = compile_tree(env, source, parse(env, source, name), name)
             if persist:
                 codecache.store(source, name, strict, code)
         template = env.template_class.from_code(env, code, env.make_globals(None), None)
@@ -389,6 +452,68 @@ class Engine:
             raise _render_error(exc, name, exc.__traceback__, source, variables, self.environment_for(strict)) from None
 
 
+def parse(env: Any, source: str, name: str) -> nodes.Template:
+    """The syntax tree of `source`; raises TemplateSyntax (compile_error)."""
+    try:
+        return env.parse(source, name, name)  # type: ignore[no-any-return]
+    except COMPILE_FAILURES as exc:
+        raise compile_error(env, source, name, exc) from None
+
+
+def compile_tree(env: Any, source: str, tree: nodes.Template, name: str, generator_class: type[CodeGenerator] | None = None) -> tuple[types.CodeType, CodeGenerator]:
+    """Jinja's code generation and Python's compile of `tree`, as Environment.compile does them
+    (with `generator_class` in place of the environment's own: the lint's, which also collects
+    names), and the generator; raises TemplateSyntax (compile_error)."""
+    stream = StringIO()
+    generator = (generator_class or env.code_generator_class)(env, name, name, stream, optimized=env.optimized)
+    try:
+        generator.visit(tree)
+        return compile(stream.getvalue(), name, "exec"), generator
+    except COMPILE_FAILURES as exc:
+        raise compile_error(env, source, name, exc, generator) from None
+
+
+def compile_error(env: Any, source: str, name: str, exc: BaseException, generator: CodeGenerator | None = None) -> TemplateSyntax:
+    """The one place where a template that cannot be compiled becomes TemplateSyntax: Jinja's own
+    syntax errors, and the limits of Python's compiler that Jinja does not check (more than 20
+    nested blocks, about 200 nested brackets, calls or filters: SyntaxError), of Jinja's recursive
+    parser and code generator (RecursionError) and of memory. Every compile (the engine's, the
+    lint's, the CLI's and the vault's) goes through parse and compile_tree, so none of these
+    reaches a caller as an internal error or ends a render worker."""
+    if isinstance(exc, TemplateSyntaxError):
+        # The exception holds the whole source; drop it before it travels anywhere.
+        exc.source = None
+        return syntax_error(env, source, exc, name)
+    line = _python_line_to_template(generator, exc.lineno) if isinstance(exc, SyntaxError) and generator is not None else None
+    if isinstance(exc, MemoryError):
+        cause = "the template is too large to compile"
+    elif isinstance(exc, RecursionError) or "nested" in str(getattr(exc, "msg", "")):
+        cause = f"nested too deeply to compile (at most {MAX_NESTED_BLOCKS} nested blocks, and about {MAX_NESTED_BRACKETS} nested brackets, calls or filters)"
+    else:
+        # Never the message's text beyond Python's own words: its `text` is generated code,
+        # which quotes the template.
+        cause = f"too complex to compile ({getattr(exc, 'msg', type(exc).__name__)})"
+    if line is None:
+        return TemplateSyntax(f"template {name!r}: {cause}", template=name, line=None, column=None, cause=cause, reason="compile_limit")
+    from promptd.prompt import positions
+
+    column = positions.first_tag_column(source, line)
+    return TemplateSyntax(f"template {name!r} line {line}, column {column}: {cause}", template=name, line=line, column=column, cause=cause, reason="compile_limit")
+
+
+def _python_line_to_template(generator: CodeGenerator, python_line: int | None) -> int | None:
+    """The template line of a line of generated code, from the generator's debug info (pairs of
+    template line and code line, in code order: the last pair at or before the line wins)."""
+    if not python_line:
+        return None
+    found = None
+    for template_line, code_line in generator.debug_info:
+        if code_line > python_line:
+            break
+        found = template_line
+    return found
+
+
 def syntax_error(env: Any, source: str, exc: TemplateSyntaxError, name: str) -> TemplateSyntax:
     """The project's error for a template that does not parse or compile, at its line and column
     (an unclosed block at its opening tag)."""
@@ -406,8 +531,10 @@ def _render_error(
     line = _template_line(tb, name)
     if isinstance(exc, UndefinedValue):
         return _undefined_error(exc, name, line, source, variables, env)
-    kind = "security" if isinstance(exc, SecurityError) else type(exc).__name__
-    cause = str(exc) or kind
+    kind = "security" if isinstance(exc, (SecurityError, MemoryError)) else type(exc).__name__
+    # A MemoryError is the render worker's address-space limit (or the machine's): the same
+    # refusal as a size bound, since either way the template asked for more than it may have.
+    cause = limits.MEMORY_CAUSE if isinstance(exc, MemoryError) else str(exc) or kind
     column = positions.first_tag_column(source, line) if line else None
     where = f" line {line}, column {column}" if line else ""
     return TemplateRender(f"template {name!r}{where}: {cause}", template=name, line=line, column=column, cause=cause, error=kind)

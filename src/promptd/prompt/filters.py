@@ -42,6 +42,9 @@ STRUCTURAL = frozenset(
     }
 )  # fmt: skip
 
+# Filters whose result is their input or one of its items: they build nothing to charge.
+PICKING = frozenset({"attr", "d", "default", "first", "last", "max", "min", "random"})
+
 
 def _arg(args: Args, kwargs: Kwargs, index: int, name: str, default: Any) -> Any:
     if len(args) > index:
@@ -197,10 +200,14 @@ CHECKS: Mapping[str, Check] = {
 
 def bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     """`func` behind the size checks; it receives what it asked for (context, eval context or
-    environment) as before."""
+    environment) as before. A filter without a check of its own (`list`, `sort`, `trim`, ...)
+    builds at most what its input holds, so it is not refused before it runs; what it built is
+    charged to the render's budget after (a loop keeping `big | list` would otherwise hold many
+    copies of a bounded value). Filters that only pick one of their input's items build nothing."""
     passes = _PassArg.from_obj(func)
     check = CHECKS.get(name)
     structural = name in STRUCTURAL
+    charged_after = check is None and name not in PICKING
 
     @pass_context
     def run(context: Context, value: Any, *args: Any, **kwargs: Any) -> Any:
@@ -209,12 +216,16 @@ def bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
         if check is not None:
             value, args, kwargs = check(context, value, args, kwargs)
         if passes is _PassArg.context:
-            return func(context, value, *args, **kwargs)
-        if passes is _PassArg.eval_context:
-            return func(context.eval_ctx, value, *args, **kwargs)
-        if passes is _PassArg.environment:
-            return func(context.environment, value, *args, **kwargs)
-        return func(value, *args, **kwargs)
+            result = func(context, value, *args, **kwargs)
+        elif passes is _PassArg.eval_context:
+            result = func(context.eval_ctx, value, *args, **kwargs)
+        elif passes is _PassArg.environment:
+            result = func(context.environment, value, *args, **kwargs)
+        else:
+            result = func(value, *args, **kwargs)
+        if charged_after and result is not value:
+            limits.charge(limits.built_size(result), f"the result of |{name}")
+        return result
 
     run.__name__ = f"bounded_{name}"
     return run

@@ -64,6 +64,9 @@ OTHER_CHARS = 128
 # so the result is bounded by n * (n + 2): values up to 2,000 characters stay below the cap.
 MAX_PPRINT_INPUT = 2000
 
+# What a render over the render worker's memory limit is told (config prompt.render_memory_mb).
+MEMORY_CAUSE = "the render needs more memory than the sandbox allows (prompt.render_memory_mb)"
+
 _VIEWS: tuple[type[KeysView[Any]], type[ValuesView[Any]], type[ItemsView[Any, Any]]] = (type({}.keys()), type({}.values()), type({}.items()))
 
 
@@ -100,6 +103,51 @@ def require(size: int, what: str, limit: int = MAX_TEXT_CHARS, *, charge: bool =
         budget.left -= size
         if budget.left < 0:
             raise refuse(f"the text built by this render ({what})")
+
+
+def charge(size: int, what: str) -> None:
+    """Takes `size` from the render's budget, with no cap of its own: for what a template keeps or
+    copies out of a value that exists already (a slice, a list made of a text, a value stored in
+    a namespace), bounded by that value, but held on to, possibly once per loop iteration."""
+    budget = _BUDGET.get()
+    if budget is not None and size > 0:
+        budget.left -= size
+        if budget.left < 0:
+            raise refuse(f"the text built by this render ({what})")
+
+
+def built_size(value: Any) -> int:
+    """What a value made from others holds, for the budget: the characters of a text; the items of
+    a list, tuple, set or mapping plus the characters of the texts it holds directly (a split's
+    pieces, a list of a text's characters). Scalars and other objects count nothing. Linear in
+    the items, as building them was."""
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    if isinstance(value, Mapping):
+        value = value.keys()
+    elif not isinstance(value, (list, tuple, set, frozenset)):
+        return 0
+    return len(value) + sum(len(item) for item in value if isinstance(item, (str, bytes)))
+
+
+def slice_size(value: Any, index: slice) -> int:
+    """The length of `value[index]` for a text, list or tuple, before it is built; 0 when Python
+    will refuse the slice (it then fails as it would have)."""
+    if not isinstance(value, (str, bytes, list, tuple)):
+        return 0
+    try:
+        return len(range(*index.indices(len(value))))
+    except (TypeError, ValueError):
+        return 0
+
+
+def kept_size(value: Any) -> int:
+    """What storing `value` in a namespace charges: the items of a container (whose texts were
+    charged where they were built). A namespace is the one place a value outlives a loop
+    iteration, so a loop storing new containers (`ns.a = [ns.a, x]`) is charged per iteration."""
+    if isinstance(value, (list, tuple, set, frozenset, Mapping)):
+        return len(value) + 1
+    return 0
 
 
 def as_count(value: Any) -> int:

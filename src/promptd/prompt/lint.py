@@ -20,15 +20,15 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from jinja2 import TemplateSyntaxError, nodes
+from jinja2 import nodes
 from jinja2.idtracking import VAR_LOAD_RESOLVE
 
 from promptd.errors import TemplateSyntax
 from promptd.prompt import filters, positions
-from promptd.prompt.engine import engine, normalize
+from promptd.prompt.engine import compile_tree, engine, normalize, parse
 from promptd.prompt.guards import EMPTY, NAMESPACE, PARAMS, UNDEFINED, Walker, message_for
 from promptd.prompt.names import suggest
 
@@ -45,6 +45,8 @@ PYTHON_ONLY_TESTS = filters.JINJA2_ONLY_TESTS
 # Lint results kept by content hash: an editor or a host re-linting an unchanged template (10,000
 # lines take a second or more) gets the answer at once. Bounded, as callers choose the templates.
 CACHE_ENTRIES = 64
+# The name a linted template is compiled under (its errors name the template the same way).
+NAME = "template"
 ERROR = "error"
 WARNING = "warning"
 
@@ -61,6 +63,11 @@ _cache: OrderedDict[str, tuple[Violation, ...]] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
+# Finds the findings of a source: (source, exempt, strict, flags, tool_kinds) -> findings. `findings`
+# itself by default; the server passes one that runs it in a render worker.
+Finder = Callable[[str, frozenset[str], bool, frozenset[str], frozenset[str]], list[Violation]]
+
+
 def lint(
     source: str,
     exempt: Iterable[str] = (),
@@ -69,11 +76,13 @@ def lint(
     flags: Iterable[str] = (),
     tool_kinds: Iterable[str] = (),
     name: str = "template",
+    finder: Finder | None = None,
 ) -> list[Violation]:
     """Every finding in `source`, in order of position; a syntax error is one finding. `strict`
     checks names against the variables a render defines (plus the `flags` a host sends);
     `tool_kinds` are kinds the host sends besides the documented ones. Raises TemplateSyntax for a
-    sealed envelope."""
+    sealed envelope. `finder` does the work (here by default); what it raises passes through,
+    and its answer is cached."""
     source = normalize(source)
     _refuse_sealed(source, name)
     exempt, flags, tool_kinds = frozenset(exempt), frozenset(flags), frozenset(tool_kinds)
@@ -83,7 +92,7 @@ def lint(
         if hit is not None:
             _cache.move_to_end(key)
             return list(hit)
-    found = tuple(_lint(source, exempt, strict, flags, tool_kinds))
+    found = tuple((finder or findings)(source, exempt, strict, flags, tool_kinds))
     with _cache_lock:
         _cache[key] = found
         while len(_cache) > CACHE_ENTRIES:
@@ -107,25 +116,23 @@ def _refuse_sealed(source: str, name: str) -> None:
         raise TemplateSyntax(f"{name}: {cause}", template=name, line=1, column=1, cause=cause, reason="sealed")
 
 
-def _lint(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str]) -> list[Violation]:
+def findings(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str]) -> list[Violation]:
+    """The lint's work on a normalized, unsealed source (lint() above checks both and caches)."""
     env = engine().environment
     try:
-        tree = env.parse(source)
-    except TemplateSyntaxError as exc:
-        exc.source = None
-        line, column, cause = positions.syntax_position(env, source, exc)
-        return [Violation(line, column, SYNTAX, cause)]
+        tree = parse(env, source, NAME)
+    except TemplateSyntax as exc:
+        return [_syntax_finding(exc)]
     unknown = _unknown_filters_and_tests(env, source, tree)
     if unknown:
         return unknown
     try:
-        # Compiling finds what parsing does not (whatever else the compiler asserts); the same
-        # pass collects the names the template reads from its context.
-        undeclared = _compile(env, tree)
-    except TemplateSyntaxError as exc:
-        exc.source = None
-        line, column, cause = positions.syntax_position(env, source, exc)
-        return [Violation(line, column, SYNTAX, cause)]
+        # Compiled as a render compiles it (Python's compiler included, whose limits Jinja does
+        # not check), so what a render would refuse is a finding; the same pass collects the
+        # names the template reads from its context.
+        undeclared = _compile(env, source, tree)
+    except TemplateSyntax as exc:
+        return [_syntax_finding(exc)]
     walker = Walker(exempt)
     walker.statements(tree.body, EMPTY)
     names = positions.name_positions(env, source, frozenset({NAMESPACE, PARAMS}))
@@ -180,13 +187,18 @@ def _unknown_kind(kind: str, declared: frozenset[str]) -> str | None:
     return f"`tools.by_kind.{kind}` is not a documented tool kind" + _did_you_mean(kind, known) + " (declare the kinds your host sends to silence this)"
 
 
-def _compile(env: Any, tree: nodes.Template) -> set[str]:
-    """Runs the engine's code generator over `tree` (raising what compiling raises) and returns
-    the names resolved from the render's variables: Jinja's `meta.find_undeclared_variables`,
-    without a second pass over a large template."""
-    generator = _tracking_generator(env)(env)
-    generator.visit(tree)
-    undeclared: set[str] = generator.undeclared
+def _syntax_finding(exc: TemplateSyntax) -> Violation:
+    """A template that does not parse or compile, as one finding; at line 1, column 1 when the
+    error has no position (a compile limit found by recursion)."""
+    return Violation(exc.data.get("line") or 1, exc.data.get("column") or 1, SYNTAX, str(exc.data.get("cause") or exc.message))
+
+
+def _compile(env: Any, source: str, tree: nodes.Template) -> set[str]:
+    """Compiles `tree` through the engine (raising TemplateSyntax as a render's compile would) and
+    returns the names resolved from the render's variables: Jinja's
+    `meta.find_undeclared_variables`, without a second pass over a large template."""
+    _, generator = compile_tree(env, source, tree, NAME, _tracking_generator(env))
+    undeclared: set[str] = generator.undeclared  # type: ignore[attr-defined]
     return undeclared
 
 
@@ -194,13 +206,9 @@ def _tracking_generator(env: Any) -> Any:
     base = env.code_generator_class
 
     class Tracking(base):  # type: ignore[misc, valid-type]
-        def __init__(self, environment: Any) -> None:
-            super().__init__(environment, "template", "template")
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
             self.undeclared: set[str] = set()
-
-        def write(self, x: str) -> None:
-            # Only the walk matters; the Python source is never built.
-            pass
 
         def enter_frame(self, frame: Any) -> None:
             super().enter_frame(frame)

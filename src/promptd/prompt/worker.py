@@ -1,16 +1,27 @@
-"""Renders of caller-supplied templates in a separate, killable process, under a CPU deadline.
+"""Renders of caller-supplied templates in a separate, killable process, under a CPU deadline and
+a memory limit.
 
 Domain layer: must not import promptd.rpc or promptd.methods. The sandbox (engine.py, limits.py)
 bounds what a caller's template can build, but not the CPU time a loop takes, and a Python thread
-cannot be stopped. So custom templates and bodies (compile and render) run in a worker process
-that promptd kills when its CPU time passes the deadline or the request is cancelled; the request
-then fails with RenderTimeout (or is answered as cancelled) and a fresh worker replaces the killed
-one. The shipped templates and the sealed Apply-Patch template never come here: they are
-promptd's own, bounded and cached in-process, and the Apply-Patch plaintext must not leave it.
+cannot be stopped. So custom templates and bodies (compile and render), and the lint of a
+caller's template, run in a worker process that promptd kills when its CPU time passes the
+deadline or the request is cancelled; the request then fails with RenderTimeout (or is answered
+as cancelled) and a fresh worker replaces the killed one. The shipped templates and the sealed
+templates never come here: they are promptd's own, bounded and cached in-process, and sealed
+plaintext must not leave it.
+
+Memory: the sandbox's budget counts characters and items, not Python's overhead per object, so
+each worker also limits its own address space to what it uses once imported plus the job's
+budget (config prompt.render_memory_mb). An allocation past it raises MemoryError, answered as
+the sandbox's refusal (TemplateRender, data.error "security"). At most MAX_RUNNING jobs run at
+once; the others wait for a slot (and stop waiting when cancelled), so all renders together stay
+within MAX_RUNNING budgets.
 
 Wire between promptd and a worker: frames of a 4-byte big-endian length and an orjson document.
-The worker sends {"ready": true} once imported, then one reply per job:
-{"text": ...} or {"error": {"type": ..., "message": ..., "data": {...}}}.
+The worker sends {"ready": true} once imported, then one reply per job: {"text": ...},
+{"violations": [[line, column, kind, message, severity], ...]} (a lint job) or {"error": {"type":
+..., "message": ..., "data": {...}}}, with "retire": true when the worker ends after it (it kept
+too much of its memory). A worker never writes anything but JSON lines to stderr.
 
 Run as `python -m promptd.prompt.worker` (the child side, `serve` below).
 """
@@ -20,6 +31,7 @@ from __future__ import annotations
 import atexit
 import os
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -32,11 +44,12 @@ import orjson
 
 from promptd.childenv import child_env
 from promptd.errors import InvalidContext, PromptdError, RenderTimeout, TemplateRender, TemplateSyntax
+from promptd.prompt import limits
 from promptd.prompt.engine import is_templated, normalize
 
 HEADER = struct.Struct(">I")
 # Idle workers kept warm: one serves the usual one-render-at-a-time host; a second covers a burst
-# without a cold start. Busier moments start more, which exit when they are not needed.
+# without a cold start. With MAX_RUNNING busy, at most MAX_RUNNING + KEEP_IDLE workers exist.
 KEEP_IDLE = 2
 # How long a worker may take to start (import jinja2 and the engine) on a loaded machine.
 START_TIMEOUT_S = 30.0
@@ -45,6 +58,14 @@ POLL_S = 0.02
 # A worker starved of CPU (a loaded machine) still ends: wall time is capped at this many times
 # the CPU deadline, plus a second.
 WALL_FACTOR = 4
+# Jobs running at once, each in its own worker: renders are CPU-bound, so more than two on a small
+# machine only share the same cores, and the cap bounds the memory all renders can take together
+# (this many times prompt.render_memory_mb). A host renders one prompt per turn; more wait their turn.
+MAX_RUNNING = max(1, min(2, os.cpu_count() or 1))
+# A worker holding more than this share of its memory budget after a job is replaced (_Memory.worn).
+RETIRE_SHARE = 0.25
+# The name a lint job's errors carry (the lint's own: lint.NAME).
+LINT_NAME = "template"
 # What a worker may answer with: the domain errors a render raises, by name.
 ERRORS: dict[str, type[PromptdError]] = {cls.__name__: cls for cls in (TemplateSyntax, TemplateRender, InvalidContext)}
 
@@ -168,12 +189,13 @@ class Worker:
 
 
 class WorkerPool:
-    """Warm workers, handed out one job at a time."""
+    """Warm workers, handed out one job at a time, at most MAX_RUNNING at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_running: int = MAX_RUNNING) -> None:
         self._lock = threading.Lock()
         self._idle: list[Worker] = []
         self._closed = False
+        self._slots = threading.BoundedSemaphore(max_running)
 
     def warm(self) -> None:
         """Starts a worker now if none is idle, so the next custom render finds one ready."""
@@ -182,41 +204,48 @@ class WorkerPool:
                 return
             self._idle.append(Worker())
 
-    def render(self, source: str, variables: Mapping[str, Any], name: str, strict: bool = False, *, deadline_s: float, cancel: Cancel | None = None) -> str:
+    def render(
+        self,
+        source: str,
+        variables: Mapping[str, Any],
+        name: str,
+        strict: bool = False,
+        *,
+        deadline_s: float,
+        memory_mb: int | None = None,
+        cancel: Cancel | None = None,
+    ) -> str:
         """Compiles and renders `source` in a worker; raises TemplateSyntax, TemplateRender,
-        RenderTimeout (CPU time over `deadline_s`) or Cancelled."""
+        RenderTimeout (CPU time over `deadline_s`) or Cancelled. `memory_mb` is the worker's
+        memory budget for the job (config prompt.render_memory_mb; None: no limit)."""
         source = normalize(source)
         if not is_templated(source):
             return source  # returned verbatim (the dialect's rule, as engine.render does): nothing to run
-        job = {"source": source, "variables": dict(variables), "name": name, "strict": strict}
-        for attempt in range(2):
-            worker = self._take()
-            if cancel is not None:
-                cancel.attach(worker)
-            try:
-                if not worker.ready:
-                    reply, late = worker.receive(None, START_TIMEOUT_S, cancel)
-                    if late or not reply.get("ready"):
-                        raise WorkerGone
-                    worker.ready = True
-                worker.send(job)
-                reply, late = worker.receive(deadline_s, deadline_s * WALL_FACTOR + 1, cancel)
-            except (WorkerGone, Cancelled, OSError) as exc:
-                self._discard(worker)
-                if isinstance(exc, Cancelled) or (cancel is not None and cancel.cancelled):
-                    raise Cancelled from None
-                if attempt == 0:
-                    continue  # an idle worker that died (killed from outside): one fresh try
-                raise TemplateRender(f"template {name!r}: the render process ended", template=name, line=None, cause="the render process ended", error="crashed") from None
-            finally:
-                if cancel is not None:
-                    cancel.attach(None)
-            if late:
-                self._discard(worker)
-                raise RenderTimeout(f"template {name!r} took more than {round(deadline_s * 1000)} ms of CPU time", template=name, limit_ms=round(deadline_s * 1000))
-            self._give_back(worker)
-            return answer(reply, name)
-        raise AssertionError("unreachable")
+        job = {"source": source, "variables": dict(variables), "name": name, "strict": strict, "memory_mb": memory_mb}
+        return answer(self._run(job, name, deadline_s, cancel), name)
+
+    def lint(
+        self,
+        source: str,
+        exempt: frozenset[str],
+        strict: bool,
+        flags: frozenset[str],
+        tool_kinds: frozenset[str],
+        *,
+        deadline_s: float,
+        memory_mb: int | None = None,
+        cancel: Cancel | None = None,
+    ) -> list[Any]:
+        """The lint's findings (lint.findings) for `source`, found in a worker under the same
+        deadline and memory budget as a render; raises RenderTimeout or Cancelled."""
+        from promptd.prompt.lint import Violation
+
+        job = {"lint": True, "source": source, "exempt": sorted(exempt), "strict": strict, "flags": sorted(flags), "tool_kinds": sorted(tool_kinds), "memory_mb": memory_mb}
+        reply = self._run(job, LINT_NAME, deadline_s, cancel)
+        found = reply.get("violations") if isinstance(reply, dict) else None
+        if not isinstance(found, list):
+            answer(reply, LINT_NAME)  # raises the error the worker answered
+        return [Violation(*item) for item in found or []]
 
     def close(self) -> None:
         with self._lock:
@@ -224,6 +253,54 @@ class WorkerPool:
             idle, self._idle = self._idle, []
         for worker in idle:
             worker.close()
+
+    def _run(self, job: dict[str, Any], name: str, deadline_s: float, cancel: Cancel | None) -> Any:
+        """The worker's reply to `job`, once a slot is free; raises RenderTimeout, Cancelled, or
+        TemplateRender when the worker ended twice without answering."""
+        self._wait_for_slot(cancel)
+        try:
+            for attempt in range(2):
+                worker = self._take()
+                if cancel is not None:
+                    cancel.attach(worker)
+                try:
+                    if not worker.ready:
+                        reply, late = worker.receive(None, START_TIMEOUT_S, cancel)
+                        if late or not reply.get("ready"):
+                            raise WorkerGone
+                        worker.ready = True
+                    worker.send(job)
+                    reply, late = worker.receive(deadline_s, deadline_s * WALL_FACTOR + 1, cancel)
+                except (WorkerGone, Cancelled, OSError) as exc:
+                    self._discard(worker)
+                    if isinstance(exc, Cancelled) or (cancel is not None and cancel.cancelled):
+                        raise Cancelled from None
+                    if attempt == 0:
+                        continue  # an idle worker that died (killed from outside): one fresh try
+                    raise TemplateRender(f"template {name!r}: the render process ended", template=name, line=None, cause="the render process ended", error="crashed") from None
+                finally:
+                    if cancel is not None:
+                        cancel.attach(None)
+                if late:
+                    self._discard(worker)
+                    raise RenderTimeout(f"template {name!r} took more than {round(deadline_s * 1000)} ms of CPU time", template=name, limit_ms=round(deadline_s * 1000))
+                if isinstance(reply, dict) and reply.get("retire"):
+                    self._discard(worker)  # it kept much of its memory: a fresh one takes its place
+                else:
+                    self._give_back(worker)
+                return reply
+            raise AssertionError("unreachable")
+        finally:
+            self._slots.release()
+
+    def _wait_for_slot(self, cancel: Cancel | None) -> None:
+        """Blocks until fewer than MAX_RUNNING jobs run; a cancelled job stops waiting."""
+        while not self._slots.acquire(timeout=POLL_S):
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled
+        if cancel is not None and cancel.cancelled:
+            self._slots.release()
+            raise Cancelled
 
     def _take(self) -> Worker:
         with self._lock:
@@ -304,7 +381,95 @@ def _write(fd: int, document: Any) -> None:
         view = view[os.write(fd, view) :]
 
 
+def _address_space() -> int | None:
+    """This process's virtual memory size in bytes (Linux); None where /proc cannot tell."""
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _Memory:
+    """The worker's address-space limit: what it uses once imported (`baseline`) plus the job's
+    budget. Python raises MemoryError when an allocation would pass it, and the render fails with
+    the sandbox's refusal instead of growing until the machine swaps."""
+
+    def __init__(self) -> None:
+        self.baseline = _address_space()
+        self.budget: int | None = None
+
+    def limit(self, memory_mb: Any) -> None:
+        """Sets the limit for the next job (a job without a budget keeps the last one)."""
+        if self.baseline is None or not isinstance(memory_mb, int) or isinstance(memory_mb, bool) or memory_mb <= 0:
+            return
+        budget = memory_mb << 20
+        if budget == self.budget:
+            return
+        import resource
+
+        try:
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            soft = self.baseline + budget
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            # The hard limit stays as it was, so a later job may be given a larger budget.
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        except (ValueError, OSError):
+            return  # not enforceable here (another platform): the sandbox's own bounds still hold
+        self.budget = budget
+
+    def worn(self) -> bool:
+        """True when the worker still holds more than RETIRE_SHARE of its budget after a job:
+        Python keeps freed memory for reuse rather than returning it, so the next render would
+        start with less than its budget. Such a worker answers and is replaced."""
+        now = _address_space()
+        if self.budget is None or self.baseline is None or now is None:
+            return False
+        return now - self.baseline > self.budget * RETIRE_SHARE
+
+
+def _job_reply(eng: Any, job: dict[str, Any]) -> dict[str, Any]:
+    """The reply to one job: its text or findings, or the error it raised. Never raises: any
+    failure is an answer, so the worker lives on and nothing but JSON reaches stderr."""
+    name = LINT_NAME if job.get("lint") else str(job.get("name", "template"))
+    try:
+        if job.get("lint"):
+            from promptd.prompt import lint
+
+            found = lint.findings(job["source"], frozenset(job["exempt"]), job["strict"], frozenset(job["flags"]), frozenset(job["tool_kinds"]))
+            return {"violations": [list(v) for v in found]}
+        return {"text": eng.render(job["source"], job["variables"], name, strict=job["strict"])}
+    except PromptdError as exc:
+        return {"error": {"type": type(exc).__name__, "message": exc.message, "data": exc.to_data()}}
+    except MemoryError:
+        # Outside the render itself (reading the job, a lint step): the sandbox's refusal too.
+        return {"error": {"type": "TemplateRender", "message": f"template {name!r}: {limits.MEMORY_CAUSE}", "data": {"template": name, "line": None, "cause": limits.MEMORY_CAUSE, "error": "security"}}}
+    except Exception as exc:  # noqa: BLE001 - whatever else fails is answered, with its name only
+        _log_error("render_worker_error", exc)
+        cause = f"the render process failed ({type(exc).__name__})"
+        return {"error": {"type": "TemplateRender", "message": f"template {name!r}: {cause}", "data": {"template": name, "line": None, "cause": cause, "error": type(exc).__name__}}}
+
+
+def _log_error(event: str, exc: BaseException | None) -> None:
+    """One JSON line on stderr, as promptd's own log writes them: the exception's name, never its
+    message or traceback (either may quote the template)."""
+    from promptd.logs import Logger
+
+    Logger().error(event, exception=type(exc).__name__ if exc is not None else None, pid=os.getpid())
+
+
+def _quiet_uncaught() -> None:
+    """Whatever still escapes (a bug in the loop itself, a broken thread) is logged as one JSON
+    line, not a traceback; Ctrl-C in promptd's terminal is promptd's to handle, not the worker's
+    (the worker ends when promptd does)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.excepthook = lambda kind, exc, tb: _log_error("render_worker_failed", exc)
+    threading.excepthook = lambda args: _log_error("render_worker_failed", args.exc_value)
+
+
 def serve(parent: int) -> None:
+    _quiet_uncaught()
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     # The replies' descriptor is private; fd 1 goes to stderr so nothing else can write into it.
     out = os.dup(1)
@@ -312,6 +477,7 @@ def serve(parent: int) -> None:
     from promptd.prompt.engine import engine
 
     eng = engine()
+    memory = _Memory()  # measured once imported, before any job
     _write(out, {"ready": True})
     while True:
         head = _read_exactly(0, HEADER.size)
@@ -322,14 +488,13 @@ def serve(parent: int) -> None:
         if body is None:
             return
         job = orjson.loads(body)
-        try:
-            reply: dict[str, Any] = {"text": eng.render(job["source"], job["variables"], job["name"], strict=job["strict"])}
-        except PromptdError as exc:
-            reply = {"error": {"type": type(exc).__name__, "message": exc.message, "data": exc.to_data()}}
-        except RecursionError:
-            name = job["name"]
-            reply = {"error": {"type": "TemplateRender", "message": f"template {name!r}: nested too deeply", "data": {"template": name, "line": None, "cause": "nested too deeply", "error": "RecursionError"}}}
+        memory.limit(job.get("memory_mb"))
+        reply = _job_reply(eng, job)
+        if memory.worn():
+            reply["retire"] = True
         _write(out, reply)
+        if reply.get("retire"):
+            return
 
 
 if __name__ == "__main__":
