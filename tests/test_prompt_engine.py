@@ -97,7 +97,7 @@ def test_no_autoescaping_of_html(engine):
         "${{ ''.__class__ }}",
         "${{ os_name.__class__.__mro__ }}",
         "${{ self.__init__.__globals__ }}",
-        "${{ lipsum.__globals__ }}",
+        "${{ range.__globals__ }}",
         "${{ cycler.__init__.__globals__.os }}",
         "${% for c in ''.__class__.__base__.__subclasses__() %}${{ c }}${% endfor %}",
     ],
@@ -222,7 +222,6 @@ def test_text_operations_over_the_cap_are_refused_before_they_allocate(engine, s
         "${{ [1]|slice(300000000)|list|length }}",
         "${% set ns = namespace(l=[[1] * 100000]) %}${% for i in range(6) %}${% set ns.l = ns.l + ns.l %}${% endfor %}${{ (ns.l|sum(start=[]))|length }}",
         '${{ ("<" * 1000000)|e }}',
-        "${{ lipsum(1000000) }}",
     ],
 )
 def test_filters_and_globals_over_the_cap_are_refused_before_they_allocate(engine, source):

@@ -39,7 +39,7 @@ from markupsafe import EscapeFormatter, Markup
 
 from promptd.errors import TemplateRender, TemplateSyntax
 from promptd.prompt import codecache, limits
-from promptd.prompt.filters import bounded_filters, install_reference_dialect, lipsum, reference_text
+from promptd.prompt.filters import bounded_filters, install_reference_dialect, reference_text
 from promptd.prompt.names import suggest
 
 # Rendered output above this is refused: a loop in a caller's template must not be able to grow
@@ -370,8 +370,11 @@ def _build_environment(strict: bool) -> PromptEnvironment:
         auto_reload=False,
     )
     env.concat = _concat  # type: ignore[method-assign]
-    env.filters = bounded_filters(env.filters)
-    env.globals["lipsum"] = lipsum
+    # `random` and `lipsum` draw new text on every render: a system prompt must be the same bytes
+    # for the same inputs, or every render costs the host its prompt cache. The reference has
+    # neither.
+    env.filters = bounded_filters({name: f for name, f in env.filters.items() if name != "random"})
+    del env.globals["lipsum"]
     env.globals["range"] = _bounded_range
     install_reference_dialect(env)  # output formatting, filters and tests as the reference's engine
     return env

@@ -1,4 +1,4 @@
-"""Jinja's filters and the lipsum global, each checked against the sandbox's size bounds before it
+"""Jinja's filters, each checked against the sandbox's size bounds before it
 runs.
 
 Domain layer: must not import promptd.rpc or promptd.methods. Imported with the engine (lazily).
@@ -13,14 +13,14 @@ folds constant filter calls (and then joins folded text) before any runtime chec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, MappingView
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
 from jinja2 import Undefined, pass_context, pass_eval_context
 from jinja2.filters import make_attrgetter
-from jinja2.runtime import Context
-from jinja2.utils import _PassArg, generate_lorem_ipsum
+from jinja2.runtime import Context, LoopContext
+from jinja2.utils import Namespace, _PassArg
 
 from promptd.prompt import limits
 from promptd.prompt.limits import MAX_ITEMS, require, require_text, text_size
@@ -36,14 +36,14 @@ Check = Callable[[Context, Any, Args, Kwargs], tuple[Any, Args, Kwargs]]
 STRUCTURAL = frozenset(
     {
         "abs", "attr", "batch", "bool", "count", "d", "default", "dictsort", "first", "float", "groupby",
-        "int", "items", "last", "length", "list", "map", "max", "min", "random", "reject",
+        "int", "items", "last", "length", "list", "map", "max", "min", "reject",
         "rejectattr", "reverse", "round", "select", "selectattr", "slice", "sort", "sum",
         "unique", "tojson", "pprint",
     }
 )  # fmt: skip
 
 # Filters whose result is their input or one of its items: they build nothing to charge.
-PICKING = frozenset({"attr", "d", "default", "first", "last", "max", "min", "random"})
+PICKING = frozenset({"attr", "d", "default", "first", "last", "max", "min"})
 
 
 def _arg(args: Args, kwargs: Kwargs, index: int, name: str, default: Any) -> Any:
@@ -235,16 +235,6 @@ def bounded_filters(filters: Mapping[str, Callable[..., Any]]) -> dict[str, Call
     return {name: bounded_filter(name, func) for name, func in filters.items()}
 
 
-# Lorem ipsum words are at most 13 characters, plus a comma or full stop and a space.
-_LOREM_WORD_CHARS = 16
-
-
-def lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:  # noqa: A002 - Jinja's names
-    """Jinja's lipsum global, refused when `n` paragraphs of up to `max` words would be over the cap."""
-    require(limits.as_count(n) * (limits.as_count(max) * _LOREM_WORD_CHARS + 16), "the result of lipsum()")
-    return generate_lorem_ipsum(n=n, html=html, min=min, max=max)
-
-
 # -- the reference dialect's output formatting, filters and tests ------------------------------
 #
 # The reference pipeline renders with MiniJinja, which prints values the way its own Value type
@@ -313,7 +303,14 @@ class _Printer:
                 self.add(": ")
                 self.nested(item, depth + 1)
             self.add("}")
-        elif isinstance(value, (list, tuple)):
+        elif isinstance(value, Namespace):
+            # The reference prints a namespace as the map of what was set on it.
+            self.nested(object.__getattribute__(value, "_Namespace__attrs"), depth)
+        elif isinstance(value, (list, tuple, range, Iterator, MappingView)) and not isinstance(value, LoopContext):
+            # A sequence, however the dialect built it: `reverse`, `map`, `select`, `unique`,
+            # `batch`, `items` and `.keys()` give iterators, `range()` a range. The reference
+            # prints each as a list; Python would print an object description with its memory
+            # address, new bytes in every process, which breaks a provider's prompt cache.
             self.add("[")
             for index, item in enumerate(value):
                 if index:
@@ -321,8 +318,9 @@ class _Printer:
                 self.nested(item, depth + 1)
             self.add("]")
         else:
-            limits.require_text(value, "an output value")
-            self.add(str(value))
+            # joiner(), cycler(), macros, `loop` (an iterator too: printing it would advance the
+            # loop), methods: nothing the reference prints.
+            raise TypeError(f"a {type(value).__name__} value has no printed form; call it or print one of its fields")
 
 
 # Deeper than any data a prompt template handles; a self-containing list stops here.
@@ -471,7 +469,7 @@ PYTHON_ONLY_METHODS = frozenset(
 )  # fmt: skip
 # Jinja2 filters MiniJinja's builtins do not have.
 JINJA2_ONLY_FILTERS = frozenset(
-    {"center", "filesizeformat", "forceescape", "random", "striptags", "truncate", "urlize", "wordcount", "wordwrap", "xmlattr"}
+    {"center", "filesizeformat", "forceescape", "striptags", "truncate", "urlize", "wordcount", "wordwrap", "xmlattr"}
 )
 # Jinja2 tests MiniJinja's builtins do not have.
 JINJA2_ONLY_TESTS = frozenset({"callable"})
