@@ -108,14 +108,16 @@ def test_persist_normalizes_and_clears_subagent_role_summaries():
 
 def test_render_lint_and_persist_over_a_spawned_server(served):
     served.call("initialize", {"tools": TOOLS})
-    primary = served.call("prompt/render", {"context": {"working_directory": "/srv/app"}})
-    assert primary["template"] == "primary" and "/srv/app" in primary["text"] and "`run_terminal_command`" in primary["text"]
-    again = served.call("prompt/render", {"context": {"working_directory": "/srv/app"}})
-    assert again == primary  # stable across turns: a cacheable prefix
+    primary = served.call("prompt/render", {"context": {"working_directory": "/srv/app", "os_name": "linux"}})
+    assert primary["template"] == "primary" and "Operating system: linux" in primary["text"] and "`run_terminal_command`" in primary["text"]
+    # The working directory reaches the model as a session.cwd reminder, not in the system prompt.
+    assert "/srv/app" not in primary["text"] and primary["stable_prefix_chars"] == primary["chars"]
+    again = served.call("prompt/render", {"context": {"working_directory": "/srv/other", "current_date": "2026-12-02", "os_name": "linux"}})
+    assert again == primary  # the same bytes in another folder on another day: a cacheable prefix
     codex = served.call("prompt/render", {"context": {"system_prompt": "codex", "is_non_interactive": True}})
     assert codex["template"] == "apply_patch" and MARKER in codex["text"]
     full = served.call("prompt/render", {"context": {"prompt_mode": "full", "prompt_body": "Only ${{ os_name }}.", "os_name": "linux"}})
-    assert full == {"text": "Only linux.", "template": "full", "sha256": hashlib.sha256(b"Only linux.").hexdigest(), "chars": 11}
+    assert full == {"text": "Only linux.", "template": "full", "sha256": hashlib.sha256(b"Only linux.").hexdigest(), "chars": 11, "stable_prefix_chars": 11, "prefix_change": None}
     lint = served.call("prompt/lint", {"template": "${{ tools.by_kind.web }}"})
     assert lint["violations"][0]["kind"] == "unguarded_tool"
     assert served.call("prompt/persist", {"context": {"audience": "subagent", "role_summaries": ["x"]}})["context"]["role_summaries"] == []

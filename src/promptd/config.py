@@ -103,6 +103,10 @@ class PromptConfig(Section):
     # Strict undefined for prompt/render (docs/templates.md, "Strict undefined"): a name no render
     # defines is an error instead of empty text. A request's `strict_undefined` wins.
     strict_undefined: bool = True
+    # Variables whose value changes from day to day or folder to folder: what a prompt renders
+    # from them is left out of prompt/render's `stable_prefix_chars` (docs/templates.md, "Prompt
+    # caching"). A prompt owner adds any of their own that change per session or per day.
+    volatile_variables: list[str] = ["current_date", "working_directory"]
     # CPU time a caller's template (custom or body) may take to compile and render, and the lint
     # to check one; the render is then stopped (docs/templates.md). Real prompts take a few ms; a
     # 10,000-line template about 200 ms to compile. 50 ms at least: less would refuse real

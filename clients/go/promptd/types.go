@@ -144,6 +144,8 @@ type PromptRenderParams struct {
 	Flags map[string]bool `json:"flags,omitempty"`
 	// Strict undefined: a name no render defines is an error, not empty text. Default: config prompt.strict_undefined (true).
 	StrictUndefined *bool `json:"strict_undefined,omitempty"`
+	// The session this prompt is for: the result's `prefix_change` then compares it with that session's previous render.
+	Session *string `json:"session,omitempty"`
 }
 
 // PromptVarsParams are the params of "prompt/vars".
@@ -650,6 +652,16 @@ type PersistResult struct {
 	Context PromptContext `json:"context"`
 }
 
+// PrefixChange is a type of the promptd protocol (see protocol/openrpc.json).
+type PrefixChange struct {
+	// Whether the stable prefix differs from the session's previous render (a provider's prompt cache then starts over).
+	Changed bool `json:"changed"`
+	// The 1-based line of the stable prefix where it first differs; null when unchanged.
+	FirstLine *int64 `json:"first_line"`
+	// The template variables whose values changed since the previous render, sorted.
+	Variables []string `json:"variables"`
+}
+
 // ProduceParams is a type of the promptd protocol (see protocol/openrpc.json).
 type ProduceParams struct {
 	// The host provider's registered name.
@@ -803,6 +815,10 @@ type RenderResult struct {
 	SHA256 string `json:"sha256"`
 	// Length of the text in Unicode code points.
 	Chars int64 `json:"chars"`
+	// How many leading characters of `text` (up to a line start) depend on no volatile variable (config prompt.volatile_variables: current_date, working_directory): send `text[:stable_prefix_chars]` as the cached block of the system prompt and the rest after it. The whole text when the template renders none of them, as the shipped templates do.
+	StablePrefixChars int64 `json:"stable_prefix_chars"`
+	// With `session`: how this render's stable prefix compares with that session's previous one; null for its first render or without `session`.
+	PrefixChange *PrefixChange `json:"prefix_change,omitempty"`
 }
 
 // SanitizeResult is the result of "content/sanitize".

@@ -398,6 +398,15 @@ export interface PersistResult {
   context: PromptContext;
 }
 
+export interface PrefixChange {
+  /** Whether the stable prefix differs from the session's previous render (a provider's prompt cache then starts over). */
+  changed: boolean;
+  /** The 1-based line of the stable prefix where it first differs; null when unchanged. */
+  first_line: number | null;
+  /** The template variables whose values changed since the previous render, sorted. */
+  variables: string[];
+}
+
 export interface ProduceParams {
   /** The host provider's registered name. */
   provider: string;
@@ -563,6 +572,8 @@ export interface RenderParams {
   flags?: Record<string, boolean>;
   /** Strict undefined: a name no render defines is an error, not empty text. Default: config prompt.strict_undefined (true). */
   strict_undefined?: boolean | null;
+  /** The session this prompt is for: the result's `prefix_change` then compares it with that session's previous render. */
+  session?: string | null;
 }
 
 export interface RenderResult {
@@ -573,6 +584,10 @@ export interface RenderResult {
   sha256: string;
   /** Length of the text in Unicode code points. */
   chars: number;
+  /** How many leading characters of `text` (up to a line start) depend on no volatile variable (config prompt.volatile_variables: current_date, working_directory): send `text[:stable_prefix_chars]` as the cached block of the system prompt and the rest after it. The whole text when the template renders none of them, as the shipped templates do. */
+  stable_prefix_chars: number;
+  /** With `session`: how this render's stable prefix compares with that session's previous one; null for its first render or without `session`. */
+  prefix_change?: PrefixChange | null;
 }
 
 export interface SanitizeParams {

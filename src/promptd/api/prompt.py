@@ -60,6 +60,15 @@ class RenderParams(RenderInputs):
     strict_undefined: bool | None = Field(
         None, description="Strict undefined: a name no render defines is an error, not empty text. Default: config prompt.strict_undefined (true)."
     )
+    session: str | None = Field(
+        None, min_length=1, description="The session this prompt is for: the result's `prefix_change` then compares it with that session's previous render."
+    )
+
+
+class PrefixChange(ApiModel):
+    changed: bool = Field(description="Whether the stable prefix differs from the session's previous render (a provider's prompt cache then starts over).")
+    first_line: int | None = Field(description="The 1-based line of the stable prefix where it first differs; null when unchanged.")
+    variables: list[str] = Field(description="The template variables whose values changed since the previous render, sorted.")
 
 
 class RenderResult(ApiModel):
@@ -69,6 +78,16 @@ class RenderResult(ApiModel):
     )
     sha256: str = Field(description="Hex SHA-256 of the UTF-8 text.")
     chars: int = Field(description="Length of the text in Unicode code points.")
+    stable_prefix_chars: int = Field(
+        description=(
+            "How many leading characters of `text` (up to a line start) depend on no volatile variable (config prompt.volatile_variables: "
+            "current_date, working_directory): send `text[:stable_prefix_chars]` as the cached block of the system prompt and the rest "
+            "after it. The whole text when the template renders none of them, as the shipped templates do."
+        )
+    )
+    prefix_change: PrefixChange | None = Field(
+        None, description="With `session`: how this render's stable prefix compares with that session's previous one; null for its first render or without `session`."
+    )
 
 
 class PersistParams(_WithContext):

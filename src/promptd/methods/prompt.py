@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from promptd.api.prompt import PersistParams, PersistResult, RenderParams, RenderResult
+from promptd.api.prompt import PersistParams, PersistResult, PrefixChange, RenderParams, RenderResult
 from promptd.methods.base import Context, Method
 from promptd.prompt.context import for_persistence
 from promptd.prompt.kinds import TemplateName
@@ -100,6 +100,7 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
             strict=_strict(params, ctx),
             # The caller's own templates render in a worker process under a CPU deadline.
             render_callers=render_callers,
+            volatile=runtime.config.prompt.volatile_variables,
         )
     except RenderTimeout as exc:
         runtime.log.info("render_timeout", template=exc.data.get("template"), limit_ms=exc.data.get("limit_ms"))
@@ -117,7 +118,17 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
     from promptd.reminders.ledger import Kind
 
     runtime.trust.ledger.record(rendered.text, Kind.PROMPT)
-    return RenderResult.model_validate(rendered, from_attributes=True)
+    result = RenderResult.model_validate(rendered, from_attributes=True)
+    if params.session is not None:
+        from promptd.sessions import prompts
+
+        session = runtime.sessions.get(params.session)
+        now = prompts.record(rendered.text, rendered.stable_prefix_chars, rendered.variables)
+        change = prompts.compare(session.last_prompt, now)
+        session.last_prompt = now
+        if change is not None:
+            result.prefix_change = PrefixChange.model_validate(change, from_attributes=True)
+    return result
 
 
 def persist(params: PersistParams, ctx: Context) -> PersistResult:

@@ -13,7 +13,7 @@ folds constant filter calls (and then joins folded text) before any runtime chec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, MappingView
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -306,7 +306,7 @@ class _Printer:
         elif isinstance(value, Namespace):
             # The reference prints a namespace as the map of what was set on it.
             self.nested(object.__getattribute__(value, "_Namespace__attrs"), depth)
-        elif isinstance(value, (list, tuple, range, Iterator, MappingView)) and not isinstance(value, LoopContext):
+        elif isinstance(value, (list, tuple, range, Iterator, KeysView, ValuesView, ItemsView)) and not isinstance(value, LoopContext):
             # A sequence, however the dialect built it: `reverse`, `map`, `select`, `unique`,
             # `batch`, `items` and `.keys()` give iterators, `range()` a range. The reference
             # prints each as a list; Python would print an object description with its memory

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import ntpath
+import os
 import threading
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -45,6 +46,10 @@ class Rendered(NamedTuple):
     template: str  # primary | subagent | apply_patch | custom | full
     sha256: str
     chars: int
+    # The leading characters, up to a line start, that depend on no volatile variable.
+    stable_prefix_chars: int
+    # What the template saw (for a caller that compares one render with the next).
+    variables: Mapping[str, Any]
 
 
 _sources: dict[str, str] = {}
@@ -170,6 +175,7 @@ def render(
     reminder_style: BlockStyle = DEFAULT_REMINDER_STYLE,
     strict: bool = True,
     render_callers: RenderCallers | None = None,
+    volatile: Collection[str] = (),
 ) -> Rendered:
     """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,
     TemplateRender or VaultLocked. `open_vault(template_id)` gives the vault of a sealed template,
@@ -179,24 +185,52 @@ def render(
 
     `render_callers(source, values, name, strict)` renders the caller's own templates (a custom
     override, a body) when given (the server passes a killable worker, promptd.prompt.worker); the
-    shipped and sealed templates always render here."""
+    shipped and sealed templates always render here.
+
+    `volatile` names the variables whose part of the prompt cannot be cached (config
+    prompt.volatile_variables; none by default here): when any of them
+    has a value, the prompt is rendered a second time with those values changed at every
+    character, and the text both renders share, cut back to a line start, is the stable prefix
+    (so a value the template only tests or slices counts too)."""
     values = variables(context, tools, params, flags, reminder_style=reminder_style)
-    eng = engine()
     callers = render_callers or _render_here
+    name, text = _render_text(context, values, open_vault, strict, callers)
+    if not text.strip():
+        raise TemplateRender(f"template {name!r} rendered to empty text", template=name, line=None, cause="empty output", error="empty")
+    probed = {key: _probe(values[key]) for key in volatile if isinstance(values.get(key), str) and values[key]}
+    stable = len(text)
+    if probed:
+        _, other = _render_text(context, {**values, **probed}, open_vault, strict, callers)
+        stable = stable_prefix(text, other)
+    return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), chars=len(text), stable_prefix_chars=stable, variables=values)
+
+
+def _render_text(context: PromptContext, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers) -> tuple[str, str]:
     body = context.body
     if context.prompt_mode is PromptMode.FULL:
         if body is None:
             raise InvalidContext("full mode renders prompt_body alone, and prompt_body is empty", field="prompt_body", reason="missing_body")
-        name = "full"
-        text = callers(body, values, "body", strict)
-    else:
-        name = base_template(context)
-        text = _render_base(context, name, values, open_vault, strict, callers)
-        if body is not None:
-            text = text + BODY_SEPARATOR + callers(body, values, "body", strict)
-    if not text.strip():
-        raise TemplateRender(f"template {name!r} rendered to empty text", template=name, line=None, cause="empty output", error="empty")
-    return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), chars=len(text))
+        return "full", callers(body, values, "body", strict)
+    name = base_template(context)
+    text = _render_base(context, name, values, open_vault, strict, callers)
+    if body is not None:
+        text = text + BODY_SEPARATOR + callers(body, values, "body", strict)
+    return name, text
+
+
+def _probe(value: str) -> str:
+    """A value of the same length that differs from `value` at every character (so equal lengths
+    and truthiness keep the template on the same branches)."""
+    return "".join(chr(ord(char) ^ 1) if not 0xD800 <= (ord(char) ^ 1) <= 0xDFFF else "?" for char in value)
+
+
+def stable_prefix(text: str, other: str) -> int:
+    """The length of what `text` and `other` share from the start, cut back to a line start: a
+    host sends that part as the cached block of its system prompt."""
+    shared = len(os.path.commonprefix([text, other]))
+    if shared == len(text):
+        return shared
+    return text.rfind("\n", 0, shared) + 1
 
 
 def _render_here(source: str, values: Mapping[str, Any], name: str, strict: bool) -> str:

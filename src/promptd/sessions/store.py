@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from promptd.config import SessionsConfig, TodoGateConfig
 from promptd.errors import UnknownSession, ValueTooLarge
+from promptd.sessions.prompts import PromptRecord
 from promptd.sessions.todos import NUDGE_KEY, Decision, GateOutcome, Todo, decide
 
 # Prompt ids whose TodoGate fires a session remembers: a session answers one prompt at a time, so
@@ -64,6 +65,8 @@ class Session:
     # TodoGate fires per prompt id, and the prompt ids whose cap was already announced.
     gate_fires: dict[str, int] = field(default_factory=dict)
     gate_exhausted: set[str] = field(default_factory=set)
+    # The system prompt this session last rendered (prompt/render with `session`), as hashes.
+    last_prompt: PromptRecord | None = None
     touched: float = field(default_factory=time.monotonic)
 
     def update(self, limits: SessionsConfig, facts: Mapping[str, str | None], env: Mapping[str, str] | None, tools: Mapping[str, str] | None, modified_files: list[str]) -> None:
