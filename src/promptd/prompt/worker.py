@@ -114,10 +114,15 @@ class Worker:
         if os.environ.get("PYTHONHOME"):
             env["PYTHONHOME"] = os.environ["PYTHONHOME"]  # a relocated interpreter finds its library by it
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "promptd.prompt.worker", str(os.getpid())],
+            # -P: `python -m` would put the working directory first on sys.path, and promptd's
+            # working directory is often the repository the agent works in, so its `struct.py`
+            # or `orjson/` would run in the worker. -P leaves it out (and cwd="/" besides); the
+            # PYTHONPATH above is promptd's own folder only.
+            [sys.executable, "-P", "-m", "promptd.prompt.worker", str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
+            cwd="/",
             close_fds=True,
         )
         self._buffer = b""
