@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The domains: plain functions over plain data, raising domain errors.
     ("promptd.reminders", "promptd.assembly", "promptd.prompt", "promptd.citations", "promptd.sessions"),
     # Sans-IO JSON-RPC, configuration, the structured logger.
-    ("promptd.rpc", "promptd.config", "promptd.logs"),
+    ("promptd.rpc", "promptd.config", "promptd.logs", "promptd.keyfile"),
     # The closed sets of each area (enums), declared once: the domain, the configuration and the
     # wire models all use these. They import nothing of promptd's.
     ("promptd.reminders.kinds", "promptd.assembly.kinds", "promptd.prompt.kinds", "promptd.citations.kinds"),

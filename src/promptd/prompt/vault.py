@@ -19,15 +19,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 import secrets
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from promptd import files
+from promptd import files, keyfile
 from promptd.config import VAULT_KEY_ENV as KEY_ENV
 from promptd.errors import VaultLocked
 from promptd.prompt import TEMPLATES
@@ -35,15 +33,11 @@ from promptd.prompt.kinds import TemplateName
 
 FORMAT = "promptd-vault/1"
 APPLY_PATCH_ID = TemplateName.APPLY_PATCH.value
-KEY_BYTES = 32  # AES-256
+KEY_BYTES = keyfile.KEY_BYTES  # AES-256
 NONCE_BYTES = 12  # 96 bits: the size GCM is specified for (NIST SP 800-38D)
 TAG_BYTES = 16
 # GCM's decryptor may hold back up to one block minus a byte, so update_into needs that much room.
 BLOCK_SLACK = 15
-# Group/other permission bits: a key file anyone else can read is no key (the rule ssh applies).
-UNSAFE_KEY_MODE = 0o077
-# A key is 32 raw bytes, or 64 hex digits and a newline: a larger key file holds no key.
-KEY_FILE_MAX_BYTES = 4096
 SHIPPED_FILE = TEMPLATES / "apply_patch.sealed"
 
 # The key the shipped Apply-Patch template is sealed with. It is public (it is right here), so the
@@ -68,67 +62,28 @@ def associated_data(template_id: str, version: int) -> bytes:
 
 def parse_key(text: bytes | str, where: str) -> bytes:
     """A key from its text form (64 hex digits or base64) or, from a file, 32 raw bytes."""
-    if isinstance(text, bytes) and len(text) == KEY_BYTES:
-        # Exactly 32 bytes can only be a raw key: the text forms are 64 (hex) or 43-44 (base64).
-        return text
-    raw = text.encode("utf-8", "replace") if isinstance(text, str) else text
-    stripped = raw.strip()
-    try:
-        if len(stripped) == 2 * KEY_BYTES:
-            return bytes.fromhex(stripped.decode("ascii"))
-    except (ValueError, UnicodeDecodeError):
-        pass
-    for decode in (base64.b64decode, base64.urlsafe_b64decode):
-        try:
-            key = decode(stripped + b"=" * (-len(stripped) % 4))
-        except (binascii.Error, ValueError):
-            continue
-        if len(key) == KEY_BYTES:
-            return key
-    raise VaultLocked(f"the vault key from {where} is not a 256-bit key (64 hex digits or base64 of 32 bytes)", reason="bad_key", source=where)
+    key = keyfile.parse_key(text)
+    if key is None:
+        raise VaultLocked(f"the vault key from {where} is not a 256-bit key (64 hex digits or base64 of 32 bytes)", reason="bad_key", source=where)
+    return key
 
 
 def read_key_file(path: str | Path) -> bytes:
-    """The key in a key file, read by the safe-read rule (promptd.files, docs/security.md "Safe
-    reads"): never through a symlink (with a link, whoever can change it chooses the key), a
-    regular file of promptd's own user or root, and readable by no one else. A relative path is
-    relative to promptd's working directory."""
+    """The key in a key file, read by promptd.keyfile's rule (the safe-read rule, docs/security.md
+    "Safe reads", and owner-only permissions). A relative path is relative to promptd's working
+    directory."""
     path = Path(path).expanduser()
-    try:
-        with files.open_safe(path, root=".") as opened:
-            if opened.stat.st_mode & UNSAFE_KEY_MODE:
-                raise _key_permissions(path, opened.stat.st_mode)
-            data = files.read_fd(opened, KEY_FILE_MAX_BYTES)
-    except files.Refused as exc:
-        raise _key_refused(path, exc) from None
-    return parse_key(data, f"the key file {path}")
-
-
-def _key_permissions(path: Path, mode: int) -> VaultLocked:
-    return VaultLocked(
-        f"the vault key file {path} is accessible to group or others (mode {stat.S_IMODE(mode):o}); chmod 600 it",
-        reason="key_file_permissions",
-        key_source="key_file",
-        key_where=str(path),
-    )
-
-
-def _key_refused(path: Path, exc: files.Refused) -> VaultLocked:
     where = {"key_source": "key_file", "key_where": str(path)}
-    if exc.reason in (files.Refusal.MISSING, files.Refusal.DIRECTORY, files.Refusal.UNREADABLE):
-        return VaultLocked(f"cannot read the vault key file {path}: {exc.detail}", reason="key_file_missing", **where)
-    if exc.reason is files.Refusal.PERMISSIONS:
-        try:
-            mode = os.lstat(path).st_mode
-        except OSError:
-            mode = stat.S_IWGRP | stat.S_IWOTH
-        return _key_permissions(path, mode)
-    return VaultLocked(
-        f"the vault key file {path} is refused ({exc.detail}): a key file must be a regular file of your own, named itself, not through a link",
-        reason="key_file_unsafe",
-        refusal=exc.reason.value,
-        **where,
-    )
+    try:
+        return keyfile.read_key_file(path)
+    except keyfile.KeyFileError as exc:
+        if exc.reason == "missing":
+            raise VaultLocked(f"cannot read the vault key file {path}: {exc.detail}", reason="key_file_missing", **where) from None
+        if exc.reason == "permissions":
+            raise VaultLocked(f"the vault key file {exc.detail}", reason="key_file_permissions", **where) from None
+        if exc.reason == "unsafe":
+            raise VaultLocked(f"the vault key file {exc.detail}", reason="key_file_unsafe", refusal=exc.refusal, **where) from None
+        raise VaultLocked(f"the vault key from the key file {path} is not a 256-bit key (64 hex digits or base64 of 32 bytes)", reason="bad_key", source=f"the key file {path}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,8 +145,7 @@ def choose_key(config: Any, environ: Mapping[str, str]) -> KeyChoice:
     return KeyChoice(DEFAULT_KEY, "default", SHIPPED_KEY_WHERE)
 
 
-def new_key() -> bytes:
-    return secrets.token_bytes(KEY_BYTES)
+new_key = keyfile.new_key
 
 
 # -- sealing and opening -----------------------------------------------------------------------
