@@ -21,7 +21,8 @@ from promptd.prompt.context import parse_context
 from promptd.reminders.sanitize import sanitize
 
 TOOLS = {"read": "read_file", "execute": "run_terminal_command"}
-NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9A-Za-z_-]+)"')
+# A block's token: the nonce (32 hex digits), then the session's tag and the block's MAC.
+NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9a-f]{32})[0-9a-f]*"')
 # What each template says about each style (a phrase unique to that style).
 DESCRIBES = {
     ("primary", "pua"): "opens with a line made of the private-use character U+E203 and a token, and closes with a line made of the same token and the private-use character U+E204",
@@ -110,9 +111,9 @@ def test_the_description_matches_what_the_runtime_writes(style):
     nonce = runtime.nonce
     if style == "pua":
         first, *_, last = genuine.split("\n")
-        assert (first, last) == (f"\ue203{nonce}", f"{nonce}\ue204")
+        assert first.startswith(f"\ue203{nonce}") and last == first[1:] + "\ue204"
     else:
-        assert genuine.startswith(f'<system-reminder nonce="{nonce}">') and genuine.endswith("</system-reminder>")
+        assert genuine.startswith(f'<system-reminder nonce="{nonce}') and genuine.endswith("</system-reminder>")
     assert_describes(call_in_process("prompt/render", {}, runtime)["text"], "primary", style, nonce)
 
 
@@ -148,7 +149,7 @@ def test_a_spawned_server_describes_the_style_set_at_initialize(served):
     nonce = NONCE_ATTRIBUTE.search(wrapped).group(1)
     # What this server really writes is the shape its prompt describes.
     genuine = served.call("reminder/assemble", {"session": "s", "directives": ["Be brief."]})["text"]
-    assert genuine.startswith(f'<system-reminder nonce="{nonce}">')
+    assert genuine.startswith(f'<system-reminder nonce="{nonce}')
     for audience in ("primary", "subagent"):
         rendered = served.call("prompt/render", {"context": {"audience": audience}})
         assert_describes(rendered["text"], audience, "xml", nonce)
@@ -162,7 +163,8 @@ def test_a_spawned_server_describes_pua_by_default(served):
     wrapped = served.call("reminder/wrap", {"key": "session.cwd", "body": "/tmp", "nonce": True})["text"]
     nonce = NONCE_ATTRIBUTE.search(wrapped).group(1)
     genuine = served.call("reminder/assemble", {"session": "s", "directives": ["Be brief."]})["text"]
-    assert genuine.startswith(f"\ue203{nonce}\n") and genuine.endswith(f"\n{nonce}\ue204")
+    first, *_, last = genuine.split("\n")
+    assert first.startswith(f"\ue203{nonce}") and last == first[1:] + "\ue204"
     assert_describes(served.call("prompt/render", {})["text"], "primary", "pua", nonce)
 
 

@@ -21,7 +21,8 @@ from promptd.reminders.sanitize import is_text_part, part_text, sanitize, saniti
 from support.doors import SLOW, InProcess, Wire, make_door
 from support.trust import make_trust
 
-NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9a-f]+)"')
+# A block's token: the nonce (32 hex digits), then the session's tag and the block's MAC.
+NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9a-f]{32})[0-9a-f]*"')
 STYLES = ("pua", "xml")
 # -- doors ---------------------------------------------------------------------------------------
 

@@ -12,7 +12,8 @@ from support.doors import InProcess, Wire, make_door
 from promptd.methods import TABLE
 
 R = "<untrusted-"
-NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9a-f]+)"')
+# A block's token: the nonce (32 hex digits), then the session's tag and the block's MAC.
+NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9a-f]{32})[0-9a-f]*"')
 
 
 @pytest.fixture(params=["in_process", "wire"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -19,12 +20,19 @@ TRUST = make_trust(NONCE)
 OTHER = make_trust(OTHER_NONCE)
 
 
-def test_the_pua_layout_is_delimiter_nonce_newline_body_newline_nonce_delimiter():
-    assert wrap_trusted("body", TRUST) == f"\ue203{NONCE}\nbody\n{NONCE}\ue204"
+def test_the_pua_layout_is_delimiter_token_newline_body_newline_token_delimiter():
+    # The token: the nonce, the session's tag, the block's MAC (promptd.reminders.signing).
+    assert re.fullmatch(f"\ue203({NONCE}[0-9a-f]{{44}})\nbody\n\\1\ue204", wrap_trusted("body", TRUST))
 
 
-def test_the_xml_layout_carries_the_nonce_and_no_key():
-    assert wrap_trusted("body", TRUST, "xml") == f'<system-reminder nonce="{NONCE}">\nbody\n</system-reminder>'
+def test_the_xml_layout_carries_the_token_and_no_key():
+    assert re.fullmatch(f'<system-reminder nonce="{NONCE}[0-9a-f]{{44}}">\nbody\n</system-reminder>', wrap_trusted("body", TRUST, "xml"))
+
+
+def token_of(block: str) -> str:
+    found = re.search(f"{NONCE}[0-9a-f]{{44}}", block)
+    assert found is not None
+    return found.group(0)
 
 
 def test_pua_delimiters_stay_clear_of_the_citation_markers():
@@ -98,34 +106,47 @@ def test_only_the_configured_keyless_style_is_parsed():
 
 def test_an_xml_block_in_another_attribute_shape_is_not_a_block():
     genuine = wrap_trusted("body", TRUST, "xml")
+    token = token_of(genuine)
     for shape in (' nonce="{n}" ', " nonce='{n}'", ' data-x="1" nonce="{n}"', '  nonce="{n}"'):
-        reshaped = genuine.replace(f' nonce="{NONCE}"', shape.format(n=NONCE))
-        assert parse(reshaped, TRUST, "xml") == []
+        reshaped = genuine.replace(f' nonce="{token}"', shape.format(n=token))
+        assert reshaped != genuine and parse(reshaped, TRUST, "xml") == []
 
 
-def test_a_forgotten_block_fails_closed():
+def test_a_block_verifies_however_many_were_written_after_it_and_nothing_is_kept():
     trust = Trust(NONCE, Ledger(2))
     first = wrap_trusted("first", trust)
-    wrap_trusted("second", trust)
-    wrap_trusted("third", trust)
-    (block,) = parse(first, trust, "pua")
-    assert block.refusal is Refusal.ALTERED
-
-
-def test_least_recent_eviction_keeps_a_block_that_is_looked_up():
-    trust = Trust(NONCE, Ledger(2, Eviction.LEAST_RECENT))
-    first = wrap_trusted("first", trust)
-    wrap_trusted("second", trust)
-    assert parse(first, trust, "pua")[0].authenticated  # looked up: now the most recent
-    wrap_trusted("third", trust)
+    for n in range(2000):
+        wrap_trusted(f"later {n}", trust)
     assert parse(first, trust, "pua")[0].authenticated
+    assert len(trust.ledger) == 0  # blocks prove themselves: the ledger holds prompts only
 
 
-def test_the_ledger_binds_each_text_to_its_kind_and_its_key():
+def test_a_block_authenticates_only_in_the_session_it_was_written_for():
+    text = wrap_trusted("alice's facts", TRUST, "pua", "alice")
+    assert parse(text, TRUST, "pua", "alice")[0].authenticated
+    (elsewhere,) = parse(text, TRUST, "pua", "bob")
+    assert not elsewhere.authenticated and elsewhere.refusal is Refusal.OTHER_SESSION
+    assert strip(text, TRUST, "pua", "bob") == text
+    # Checked in no particular session, a genuine block of any session authenticates.
+    assert parse(text, TRUST, "pua")[0].authenticated
+    # A block written without a session is checked as such.
+    sessionless = wrap_keyed("k", "x", TRUST)
+    assert parse(sessionless, TRUST, "pua", "alice")[0].refusal is Refusal.OTHER_SESSION
+
+
+def test_least_recent_eviction_keeps_a_prompt_that_is_looked_up():
+    ledger = Ledger(2, Eviction.LEAST_RECENT)
+    ledger.record("first")
+    ledger.record("second")
+    assert ledger.holds("first")  # looked up: now the most recent
+    ledger.record("third")
+    assert ledger.holds("first") and not ledger.holds("second")
+
+
+def test_the_ledger_binds_each_prompt_to_its_key():
     ledger = Ledger(8)
     ledger.record("text", Kind.PROMPT)
     assert ledger.holds("text", Kind.PROMPT)
-    assert not ledger.holds("text", Kind.BLOCK)
     assert not Ledger(8).holds("text", Kind.PROMPT)
 
 

@@ -55,8 +55,14 @@ class RemindersConfig(Section):
     budget_chars: int = Field(6000, ge=1)
     # Two seconds per provider (docs/reminders.md, assembly rule 2).
     provider_timeout_ms: int = Field(2000, ge=1, le=600_000)
-    # The ledger of blocks this process wrote (docs/security.md). At about 150 bytes an entry,
-    # the default bound is about 10 MiB and outlasts any session's reminders by far.
+    # The host's provenance key (docs/security.md, "A key for restarts"): a 0600 file holding a
+    # 256-bit key. Blocks written by one process then verify in every later process that has the
+    # same key (a resumed session, a sidecar per job); without it each process draws its own.
+    provenance_key_file: str | None = None
+    # Older keys that still verify but never sign (rotation): the files of keys used before.
+    provenance_previous_key_files: list[str] = []
+    # The ledger of system prompts this process rendered (docs/security.md), which history/
+    # sanitize gives back unchanged. Reminder blocks verify themselves and are not kept here.
     ledger_max_entries: int = Field(65_536, ge=1)
     ledger_eviction: Eviction = Eviction.OLDEST
     spill_dir: str | None = None

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from promptd.config import VAULT_KEY_ENV, Config, defaults
+from promptd.config import VAULT_KEY_ENV, Config, RemindersConfig, defaults
 from promptd.errors import ConfigError, PromptdError
 from promptd.logs import Logger
 from promptd.reminders.keys import KeyRegistry
 from promptd.reminders.ledger import Ledger, Trust
-from promptd.reminders.nonce import new_nonce
+from promptd.reminders.signing import Signer
 from promptd.text import OffsetUnit
 
 if TYPE_CHECKING:
@@ -29,8 +29,9 @@ class Runtime:
     def __init__(self, config: Config, log: Logger | None = None) -> None:
         self.log = log or Logger(config.log_level)
         # The nonce is never logged, never returned except inside text the trusted path writes;
-        # the ledger's key is never either.
-        self.trust = Trust(new_nonce(), Ledger(config.reminders.ledger_max_entries, config.reminders.ledger_eviction))
+        # the keys are never either.
+        signer = signer_for(config.reminders)
+        self.trust = Trust(signer.nonce, Ledger(config.reminders.ledger_max_entries, config.reminders.ledger_eviction), signer)
         self.client_name: str | None = None
         self.host_providers = False
         self.events: bool | frozenset[str] = False
@@ -103,11 +104,18 @@ class Runtime:
             providers = self._build_providers(config)  # declared providers are checked now, as at start-up
         if config.vault != self.config.vault:
             self._check_vault(config)
+        signer = None
+        before, after = self.config.reminders, config.reminders
+        if (after.provenance_key_file, after.provenance_previous_key_files) != (before.provenance_key_file, before.provenance_previous_key_files):
+            # The key this process signed with so far keeps verifying: blocks already written stay genuine.
+            signer = signer_for(after, also_verify=(self.trust.signer.key, *self.trust.signer.previous))
         self.config = config
         self.keys = keys
         if self._sessions is not None:
             self._sessions.config = config.sessions
         self.trust.ledger.configure(config.reminders.ledger_max_entries, config.reminders.ledger_eviction)
+        if signer is not None:
+            self.trust = Trust(signer.nonce, self.trust.ledger, signer)
         if providers is not None:
             self._providers = providers
         if reminders_changed:
@@ -166,3 +174,23 @@ class Runtime:
         for entry in config.keys.extra:
             registry.add(entry.key, entry.purpose, entry.introduced_in)
         return registry
+
+
+def signer_for(settings: RemindersConfig, also_verify: tuple[bytes, ...] = ()) -> Signer:
+    """The signer of reminder blocks: the host's provenance key (and its older keys) when
+    configured, else a key of this process's own. Raises ConfigError for a key file that cannot
+    be used (the reason, never the key)."""
+    if settings.provenance_key_file is None and not settings.provenance_previous_key_files:
+        return Signer(Signer.fresh().key, also_verify)  # the common start: no key file read or imported
+    from promptd import keyfile
+
+    def read(path: str, field: str) -> bytes:
+        try:
+            return keyfile.read_key_file(path)
+        except keyfile.KeyFileError as exc:
+            raise ConfigError(f"reminders.{field}: {exc.detail}", field=f"reminders.{field}", reason=exc.reason) from None
+
+    previous = tuple(read(path, "provenance_previous_key_files") for path in settings.provenance_previous_key_files)
+    if settings.provenance_key_file is None:
+        return Signer(Signer.fresh().key, previous + also_verify)
+    return Signer(read(settings.provenance_key_file, "provenance_key_file"), previous + also_verify)

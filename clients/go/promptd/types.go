@@ -209,11 +209,15 @@ type ReminderAssembleParams struct {
 // ReminderParseParams are the params of "reminder/parse".
 type ReminderParseParams struct {
 	Text string `json:"text"`
+	// The session the text belongs to: a block authenticates only when it was written for that session (`other_session` otherwise). Without it, a block of any session authenticates.
+	Session *string `json:"session,omitempty"`
 }
 
 // ReminderStripParams are the params of "reminder/strip".
 type ReminderStripParams struct {
 	Text string `json:"text"`
+	// The session the text belongs to: a block authenticates only when it was written for that session (`other_session` otherwise). Without it, a block of any session authenticates.
+	Session *string `json:"session,omitempty"`
 }
 
 // ReminderWrapParams are the params of "reminder/wrap".
@@ -223,6 +227,8 @@ type ReminderWrapParams struct {
 	Body string `json:"body"`
 	// Default: false.
 	Nonce bool `json:"nonce,omitempty"`
+	// With `nonce`: the session the block is for; it then authenticates only in that session (none: a block of no session).
+	Session *string `json:"session,omitempty"`
 }
 
 // ReminderWrapManyParams are the params of "reminder/wrap_many".
@@ -230,6 +236,8 @@ type ReminderWrapManyParams struct {
 	Parts []ReminderPart `json:"parts"`
 	// Default: false.
 	Nonce bool `json:"nonce,omitempty"`
+	// With `nonce`: the session the block is for; it then authenticates only in that session (none: a block of no session).
+	Session *string `json:"session,omitempty"`
 }
 
 // SessionCloseParams are the params of "session/close".
@@ -782,6 +790,7 @@ type Refusal string
 const (
 	RefusalAltered      Refusal = "altered"
 	RefusalOtherProcess Refusal = "other_process"
+	RefusalOtherSession Refusal = "other_session"
 )
 
 // RegisterKind is a type of the promptd protocol (see protocol/openrpc.json).

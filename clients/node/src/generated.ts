@@ -516,7 +516,7 @@ export interface ProvidersResult {
   providers: ProviderInfo[];
 }
 
-export type Refusal = "altered" | "other_process";
+export type Refusal = "altered" | "other_process" | "other_session";
 
 export type RegisterKind = "static" | "file" | "command" | "host";
 
@@ -550,6 +550,8 @@ export interface RegisterParams {
 
 export interface ReminderParseParams {
   text: string;
+  /** The session the text belongs to: a block authenticates only when it was written for that session (`other_session` otherwise). Without it, a block of any session authenticates. */
+  session?: string | null;
 }
 
 export interface ReminderParseResult {
@@ -678,6 +680,8 @@ export interface SpilledEvent {
 
 export interface StripParams {
   text: string;
+  /** The session the text belongs to: a block authenticates only when it was written for that session (`other_session` otherwise). Without it, a block of any session authenticates. */
+  session?: string | null;
 }
 
 export interface StripResult {
@@ -728,6 +732,8 @@ export interface WrapManyParams {
   parts: ReminderPart[];
   /** @default false */
   nonce?: boolean;
+  /** With `nonce`: the session the block is for; it then authenticates only in that session (none: a block of no session). */
+  session?: string | null;
 }
 
 export interface WrapParams {
@@ -736,6 +742,8 @@ export interface WrapParams {
   body: string;
   /** @default false */
   nonce?: boolean;
+  /** With `nonce`: the session the block is for; it then authenticates only in that session (none: a block of no session). */
+  session?: string | null;
 }
 
 export interface WrapResult {

@@ -47,10 +47,16 @@ class InspectResult(ApiModel):
 
 class ReminderParseParams(ApiModel):
     text: str
+    session: str | None = Field(
+        None,
+        min_length=1,
+        description="The session the text belongs to: a block authenticates only when it was written for that session (`other_session` otherwise). Without it, a block of any session authenticates.",
+    )
 
 
 class Block(ApiModel):
-    # True only for blocks this process wrote, byte for byte (its nonce and its ledger).
+    # True only for blocks the trusted path wrote, byte for byte, with this process's key (or the
+    # host's provenance key), for the session given (any session without one).
     authenticated: bool
     # The key of a block in the keyed reminder format; null for the keyless blocks assembly writes.
     key: str | None
@@ -71,6 +77,11 @@ class ReminderParseResult(ApiModel):
 
 class StripParams(ApiModel):
     text: str
+    session: str | None = Field(
+        None,
+        min_length=1,
+        description="The session the text belongs to: a block authenticates only when it was written for that session (`other_session` otherwise). Without it, a block of any session authenticates.",
+    )
 
 
 class StripResult(ApiModel):

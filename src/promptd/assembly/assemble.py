@@ -180,7 +180,7 @@ def fit_and_wrap(
         result.display_trigger = trigger_text if plan.trigger else None
         # Joined fragments can form what no fragment held: the body reported is the one the
         # wrapper repaired as joined text.
-        result.text, result.body = seal(budgeting.join_body(plan.trigger, placed.texts), trust, style)
+        result.text, result.body = seal(budgeting.join_body(plan.trigger, placed.texts), trust, style, session_id)
     return result, placed.delivered
 
 

@@ -73,7 +73,7 @@ def inspect(params: InspectParams, ctx: Context) -> InspectResult:
 def parse(params: ReminderParseParams, ctx: Context) -> ReminderParseResult:
     from promptd.reminders import provenance
 
-    blocks = provenance.parse(params.text, ctx.runtime.trust, ctx.runtime.config.reminders.style)
+    blocks = provenance.parse(params.text, ctx.runtime.trust, ctx.runtime.config.reminders.style, params.session)
     at = offsets_in(params.text, ctx.runtime.offset_unit)  # in the unit the host asked for at initialize
     return ReminderParseResult(
         blocks=[
@@ -95,7 +95,7 @@ def parse(params: ReminderParseParams, ctx: Context) -> ReminderParseResult:
 def strip(params: StripParams, ctx: Context) -> StripResult:
     from promptd.reminders import provenance
 
-    return StripResult(text=provenance.strip(params.text, ctx.runtime.trust, ctx.runtime.config.reminders.style))
+    return StripResult(text=provenance.strip(params.text, ctx.runtime.trust, ctx.runtime.config.reminders.style, params.session))
 
 
 def sanitize_history(params: HistorySanitizeParams, ctx: Context) -> HistorySanitizeResult:

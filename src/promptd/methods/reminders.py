@@ -8,28 +8,28 @@ from promptd.methods.base import Context, Method
 from promptd.reminders import format as reminder_format
 
 
-def _wrap_one(key: str, body: str, nonce: bool, ctx: Context) -> str:
+def _wrap_one(key: str, body: str, nonce: bool, session: str | None, ctx: Context) -> str:
     if not nonce:
         return reminder_format.wrap(key, body)
-    # With the nonce, the block goes through the trusted path: sanitized and recorded.
+    # With the nonce, the block goes through the trusted path: sanitized and signed.
     from promptd.reminders.provenance import wrap_keyed
 
-    return wrap_keyed(key, body, ctx.runtime.trust)
+    return wrap_keyed(key, body, ctx.runtime.trust, session)
 
 
 def wrap(params: WrapParams, ctx: Context) -> WrapResult:
     ctx.runtime.keys.require(params.key)
-    return WrapResult(text=_wrap_one(params.key, params.body, params.nonce, ctx))
+    return WrapResult(text=_wrap_one(params.key, params.body, params.nonce, params.session, ctx))
 
 
 def wrap_many(params: WrapManyParams, ctx: Context) -> WrapResult:
     for part in params.parts:
         ctx.runtime.keys.require(part.key)
-    # Every body is checked before any block is written (and recorded).
+    # Every body is checked before any block is written.
     for part in params.parts:
         reminder_format.check_key(part.key)
         reminder_format.check_body(part.body)
-    return WrapResult(text=reminder_format.SEPARATOR.join(_wrap_one(p.key, p.body, params.nonce, ctx) for p in params.parts))
+    return WrapResult(text=reminder_format.SEPARATOR.join(_wrap_one(p.key, p.body, params.nonce, params.session, ctx) for p in params.parts))
 
 
 def keys(params: Empty, ctx: Context) -> KeysResult:

@@ -23,7 +23,7 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
     style = runtime.config.reminders.style
 
     def wrap(trigger: str, text: str) -> str:
-        return wrap_trusted(f"{trigger_markup(trigger)}\n\n{text}", runtime.trust, style)
+        return wrap_trusted(f"{trigger_markup(trigger)}\n\n{text}", runtime.trust, style, params.session)
 
     reminder = notice = None
     if outcome.decision is Decision.NUDGE:

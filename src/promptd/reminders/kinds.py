@@ -46,8 +46,10 @@ class SpanKind(StrEnum):
 
 # Why a block that carries a nonce does not authenticate.
 class Refusal(StrEnum):
-    # This process's nonce, but not bytes this process wrote (altered, invented, or written so
-    # long ago that the ledger has forgotten them: that fails closed).
+    # This process's nonce, but not bytes the trusted path wrote: a byte changed, or invented.
     ALTERED = "altered"
-    # Another nonce: an earlier process, or an invention.
+    # Another nonce: an earlier process without the host's provenance key, or an invention.
     OTHER_PROCESS = "other_process"
+    # Written by the trusted path, exactly these bytes, but for another session than the one it
+    # is checked in.
+    OTHER_SESSION = "other_session"

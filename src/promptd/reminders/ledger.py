@@ -1,15 +1,15 @@
-"""The ledger: which exact texts this process wrote through its trusted path.
+"""The ledger: which system prompts this process rendered, and the Trust the trusted path
+writes with.
 
-Domain layer: imports only the standard library; must not import promptd.rpc or promptd.methods.
+Domain layer: imports only the standard library and its siblings; must not import promptd.rpc or
+promptd.methods.
 
-The nonce says "this looks like a runtime block of this process", but a model can read it and
-repeat it, so it proves nothing alone. The ledger binds trust to content: every block the trusted
-path writes is recorded as an HMAC-SHA256 of its exact bytes under a per-process key (from
-`secrets`, never logged, never returned), and a block authenticates only when its digest is
-here. A copied nonce on an altered or invented body therefore never authenticates.
-
-Bounded: past `max_entries` the oldest entry (or, with eviction "least_recent", the one looked up
-least recently) is forgotten, and a block that was forgotten fails closed: it reads as altered.
+Reminder blocks prove themselves (promptd.reminders.signing: a MAC in their own delimiters), so
+they need no record here. A system prompt carries no such mark, so the prompts prompt/render
+returns are recorded as an HMAC-SHA256 of their exact text under a per-process key (never
+logged, never returned): history/sanitize gives such a prompt back unchanged. Bounded: past
+`max_entries` the oldest entry (or, with eviction "least_recent", the one looked up least
+recently) is forgotten, and a forgotten prompt is sanitized like any other system text.
 Lookups and records are O(1).
 """
 
@@ -23,6 +23,7 @@ from typing import NamedTuple
 from enum import StrEnum
 
 from promptd.reminders.kinds import Eviction
+from promptd.reminders.signing import Signer
 
 # A key as long as the hash's output (RFC 2104's recommendation for HMAC keys).
 KEY_BYTES = 32
@@ -32,7 +33,6 @@ class Kind(StrEnum):
     """What a recorded text is; part of the digest, so a text recorded as one kind never
     authenticates as another."""
 
-    BLOCK = "block"  # a reminder block the trusted wrapper wrote
     PROMPT = "prompt"  # a system prompt prompt/render returned
 
 
@@ -64,14 +64,14 @@ class Ledger:
         # surrogatepass: JSON may carry lone surrogates, and they must hash like any other code point.
         return hmac.digest(self._key, kind.value.encode() + b"\x00" + text.encode("utf-8", "surrogatepass"), "sha256")
 
-    def record(self, text: str, kind: Kind = Kind.BLOCK) -> None:
+    def record(self, text: str, kind: Kind = Kind.PROMPT) -> None:
         digest = self._digest(kind, text)
         with self._lock:
             self._digests[digest] = None
             self._digests.move_to_end(digest)
             self._trim()
 
-    def holds(self, text: str, kind: Kind = Kind.BLOCK) -> bool:
+    def holds(self, text: str, kind: Kind = Kind.PROMPT) -> bool:
         digest = self._digest(kind, text)
         with self._lock:
             if digest not in self._digests:
@@ -81,8 +81,14 @@ class Ledger:
             return True
 
 
+# Blocks of a Trust made without a signer of its own (tests, tools) are signed with this one.
+_PROCESS_SIGNER = Signer.fresh()
+
+
 class Trust(NamedTuple):
-    """What the trusted path writes with: this process's nonce and its ledger."""
+    """What the trusted path writes with: the nonce blocks carry, the ledger of rendered prompts,
+    and the signer whose key makes blocks verify (the host's provenance key, or this process's)."""
 
     nonce: str
     ledger: Ledger
+    signer: Signer = _PROCESS_SIGNER

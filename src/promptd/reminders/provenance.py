@@ -3,26 +3,28 @@
 Domain layer: must not import promptd.rpc or promptd.methods.
 
 `wrap_trusted` and `wrap_keyed` are the trusted path: the only functions that write the process's
-nonce into text, and each records the exact block it writes in the ledger
-(promptd.reminders.ledger). The keyless layouts `wrap_trusted` writes, byte for byte:
+nonce into text, each inside a TOKEN that signs the exact block it writes for one session
+(promptd.reminders.signing: nonce, session tag, MAC). The keyless layouts `wrap_trusted` writes,
+byte for byte:
 
-    pua:  U+E203 NONCE "\\n" BODY "\\n" NONCE U+E204
-    xml:  <system-reminder nonce="NONCE"> "\\n" BODY "\\n" </system-reminder>
+    pua:  U+E203 TOKEN "\\n" BODY "\\n" TOKEN U+E204
+    xml:  <system-reminder nonce="TOKEN"> "\\n" BODY "\\n" </system-reminder>
 
 BODY may begin with display-trigger markup (`<display-trigger>TEXT</display-trigger>`, TEXT
 sanitized and escaped), followed by "\\n\\n" and the rest of the body. `wrap_keyed` writes the
 keyed convention's block with a `nonce` attribute (`reminder/wrap` with `nonce: true`).
 
 `parse` reads the configured style's keyless blocks and the keyed blocks, each only in the exact
-shape its writer produces. A block authenticates only when it carries the current nonce AND the
-ledger holds its exact text: the nonce is not a secret from the model (it can read and repeat it),
-so a copied nonce on an altered or invented body is refused, with the reason.
+shape its writer produces. A block authenticates only when its token verifies: this key (or an
+older one of the host's) signed exactly these bytes, and, when a session is given, for that
+session. The nonce is not a secret from the model (it can read and repeat it), so a copied nonce
+on an altered or invented body is refused, with the reason; verification keeps no state.
 """
 
 from __future__ import annotations
 
-import hmac
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from promptd.errors import NestedMarker
@@ -93,41 +95,49 @@ def repair(body: str, nonce: str) -> str:
     return trigger + sanitize(rest, nonce).text
 
 
-def wrap_trusted(body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA) -> str:
-    """Wraps content (plus optional trigger markup) in a keyless runtime block and records it.
+def wrap_trusted(body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA, session: str | None = None) -> str:
+    """Wraps content (plus optional trigger markup) in a keyless runtime block signed for
+    `session` (None: a block of no session).
 
     The content is repaired as joined text first (see `repair`), so nothing a caller joined can
     close the block early or open a forged one inside it.
     """
-    return seal(body, trust, style)[0]
+    return seal(body, trust, style, session)[0]
 
 
-def seal(body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA) -> tuple[str, str]:
+def seal(body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA, session: str | None = None) -> tuple[str, str]:
     """`wrap_trusted`, returning the block and the repaired body it wraps."""
     nonce = trust.nonce
     if not NONCE_PATTERN.fullmatch(nonce):
         raise ValueError("nonce must match [0-9A-Za-z_-]{1,128}")
-    body = repair(body, nonce)
-    if style == BlockStyle.PUA:
-        text = f"{PUA_OPEN}{nonce}\n{body}\n{nonce}{PUA_CLOSE}"
-    elif style == BlockStyle.XML:
-        text = f'<system-reminder nonce="{nonce}">\n{body}\n{XML_CLOSE}'
-    else:
+    if style not in STYLES:
         raise ValueError(f"unknown reminder style {style!r}; expected one of {STYLES}")
-    trust.ledger.record(text)
-    return text, body
+    body = repair(body, nonce)
+
+    def layout(token: str) -> str:
+        if style == BlockStyle.PUA:
+            return f"{PUA_OPEN}{token}\n{body}\n{token}{PUA_CLOSE}"
+        return f'<system-reminder nonce="{token}">\n{body}\n{XML_CLOSE}'
+
+    return _signed(layout, trust, session), body
 
 
-def wrap_keyed(key: str, body: str, trust: Trust) -> str:
+def _signed(layout: Callable[[str], str], trust: Trust, session: str | None) -> str:
+    """The block `layout` writes around a token that signs it: laid out first with the unsigned
+    prefix in the token's place, which is what the MAC covers and what verification rebuilds."""
+    prefix = trust.signer.prefix(trust.nonce, session)
+    return layout(trust.signer.token(layout(prefix), prefix))
+
+
+def wrap_keyed(key: str, body: str, trust: Trust, session: str | None = None) -> str:
     """`reminder/wrap` with `nonce: true`: the keyed block with a nonce attribute, through the
     trusted path. The keyed convention's own rule refuses a body holding `<system-reminder` or
     `</system-reminder>` (nested_marker); what else the body holds is sanitized before it is
-    wrapped, and the block is recorded."""
+    wrapped, and the block is signed."""
     keyed.check_key(key)
     keyed.check_body(body)
-    text = keyed.wrap(key, sanitize(body, trust.nonce).text, trust.nonce)
-    trust.ledger.record(text)
-    return text
+    clean = sanitize(body, trust.nonce).text
+    return _signed(lambda token: keyed.wrap(key, clean, token), trust, session)
 
 
 def _split_trigger(raw: str) -> tuple[str | None, str]:
@@ -145,18 +155,16 @@ def _split_trigger(raw: str) -> tuple[str | None, str]:
     return trigger, rest
 
 
-def _verdict(token: str | None, text: str, trust: Trust) -> tuple[bool, Refusal | None]:
-    """(authenticated, refusal) for a block carrying `token` whose exact text is `text`."""
+def _verdict(token: str | None, text: str, trust: Trust, session: str | None) -> tuple[bool, Refusal | None]:
+    """(authenticated, refusal) for a block carrying `token` whose exact text is `text`, checked
+    in `session` (None: in no particular session)."""
     if token is None:
         return False, None
-    if not hmac.compare_digest(token.encode("utf-8", "surrogatepass"), trust.nonce.encode("utf-8", "surrogatepass")):
-        return False, Refusal.OTHER_PROCESS
-    if not trust.ledger.holds(text):
-        return False, Refusal.ALTERED
-    return True, None
+    refusal = trust.signer.verify(trust.nonce, token, text, session)
+    return refusal is None, refusal
 
 
-def _pua_blocks(text: str, trust: Trust) -> list[tuple[Block, bool]]:
+def _pua_blocks(text: str, trust: Trust, session: str | None) -> list[tuple[Block, bool]]:
     blocks: list[tuple[Block, bool]] = []
     pos = 0
     close = -1
@@ -181,12 +189,12 @@ def _pua_blocks(text: str, trust: Trust) -> list[tuple[Block, bool]]:
         if body_end >= m.end() - 1 and text.startswith(tail, body_end):
             raw = text[m.end() : body_end] if body_end >= m.end() else ""
             trigger, body = _split_trigger(raw)
-            authenticated, refusal = _verdict(token, text[m.start() : close + 1], trust)
+            authenticated, refusal = _verdict(token, text[m.start() : close + 1], trust, session)
             blocks.append((Block(authenticated, None, body, trigger, m.start(), close + 1, BlockStyle.PUA, refusal), True))
         pos = close + 1
 
 
-def _xml_blocks(text: str, trust: Trust, keyless: bool) -> list[tuple[Block, bool]]:
+def _xml_blocks(text: str, trust: Trust, keyless: bool, session: str | None) -> list[tuple[Block, bool]]:
     """Keyed blocks, and with `keyless` the keyless runtime blocks of the xml style."""
     opens = [m for m in _XML_OPEN.finditer(text) if m.group(1) is not None or (keyless and m.group(2) is not None)]
     closes = [m.start() for m in re.finditer(re.escape(XML_CLOSE), text)]
@@ -213,17 +221,17 @@ def _xml_blocks(text: str, trust: Trust, keyless: bool) -> list[tuple[Block, boo
         else:
             trigger, body = _split_trigger(raw)
         end = close + len(XML_CLOSE)
-        authenticated, refusal = _verdict(token, text[m.start() : end], trust)
+        authenticated, refusal = _verdict(token, text[m.start() : end], trust, session)
         blocks.append((Block(authenticated, key, body, trigger, m.start(), end, BlockStyle.XML, refusal), token is not None))
     return blocks
 
 
-def parse_marked(text: str, trust: Trust, style: BlockStyle) -> list[tuple[Block, bool]]:
+def parse_marked(text: str, trust: Trust, style: BlockStyle, session: str | None = None) -> list[tuple[Block, bool]]:
     """`parse`, with each block paired with whether it carries some process's nonce (every PUA
     block; XML blocks with a `nonce` attribute) as opposed to being a plain keyed block."""
-    found = _xml_blocks(text, trust, keyless=style == BlockStyle.XML)
+    found = _xml_blocks(text, trust, style == BlockStyle.XML, session)
     if style == BlockStyle.PUA:
-        found = sorted(_pua_blocks(text, trust) + found, key=lambda pair: pair[0].start)
+        found = sorted(_pua_blocks(text, trust, session) + found, key=lambda pair: pair[0].start)
     blocks: list[tuple[Block, bool]] = []
     for pair in found:
         if blocks and pair[0].start < blocks[-1][0].end:
@@ -232,10 +240,11 @@ def parse_marked(text: str, trust: Trust, style: BlockStyle) -> list[tuple[Block
     return blocks
 
 
-def parse(text: str, trust: Trust, style: BlockStyle) -> list[Block]:
+def parse(text: str, trust: Trust, style: BlockStyle, session: str | None = None) -> list[Block]:
     """Every reminder block in `text` that the configured `style` writes (plus keyed blocks), in
-    order. Blocks never overlap: where two would, the one that starts first is kept."""
-    return [block for block, _ in parse_marked(text, trust, style)]
+    order, each checked in `session` (None: a block of any session authenticates). Blocks never
+    overlap: where two would, the one that starts first is kept."""
+    return [block for block, _ in parse_marked(text, trust, style, session)]
 
 
 def trigger_line(trigger: str) -> str:
@@ -243,7 +252,7 @@ def trigger_line(trigger: str) -> str:
     return f"[{trigger}]"
 
 
-def strip(text: str, trust: Trust, style: BlockStyle) -> str:
+def strip(text: str, trust: Trust, style: BlockStyle, session: str | None = None) -> str:
     """What a person is shown: `text` without the authenticated runtime blocks.
 
     Only authenticated blocks are hidden: blocks this process wrote, byte for byte. A
@@ -254,7 +263,7 @@ def strip(text: str, trust: Trust, style: BlockStyle) -> str:
     pieces: list[str] = []
     last = 0
     trim_next = False
-    for block in parse(text, trust, style):
+    for block in parse(text, trust, style, session):
         if not block.authenticated:
             continue
         before = text[last : block.start]
