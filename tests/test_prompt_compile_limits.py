@@ -12,7 +12,7 @@ import os
 import pytest
 
 from conftest import call_in_process
-from promptd.cli import main as cli_main
+from promptd.cli.main import main as cli_main
 from promptd.errors import TemplateSyntax
 from promptd.local import Local, LocalError
 from promptd.prompt import lint, vault
