@@ -24,7 +24,7 @@ from promptd.cli import exits
 from promptd.cli.exits import Exit, Failed
 from promptd.config import Config, ignored_env_names, load
 from promptd.errors import ConfigError
-from promptd.logs import LEVELS, Logger
+from promptd.logs import LEVELS, Logger, LogLevel
 
 if TYPE_CHECKING:
     import argparse
@@ -65,6 +65,11 @@ def load_config(args: argparse.Namespace | SimpleNamespace) -> Config:
     level = getattr(args, "log_level", None)
     if level:
         config = config.merged({"log_level": level})
+    elif args.command != "serve" and "log_level" not in config.model_fields_set:
+        # A command is run by a person or a script, who wants its output, not the runtime's
+        # info-level events (`initialized`, `vault_key`); a setting of log_level (the config
+        # file, PROMPTD_LOG_LEVEL) still wins. `serve` keeps the info level a host's log wants.
+        config = config.model_copy(update={"log_level": LogLevel.WARNING})
     return config
 
 

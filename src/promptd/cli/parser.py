@@ -39,6 +39,7 @@ environment:
 MAIN_EPILOG = f"""\
 global options (--config, --log-level) may come before or after the command:
   promptd serve --log-level debug
+Commands log warnings and errors only; `serve` logs at info too (--log-level changes both).
 
 exit status (every command; `promptd help COMMAND` says what each code means for it):
   0  ok
@@ -143,7 +144,8 @@ def _add_global_options(parser: argparse.ArgumentParser, *, on_command: bool) ->
     if "--config" not in parser._option_string_actions:
         parser.add_argument("--config", metavar="FILE", default=default, help="promptd.toml to read (default: PROMPTD_CONFIG, else none)")
     if "--log-level" not in parser._option_string_actions:
-        parser.add_argument("--log-level", choices=LOG_LEVELS, default=default, help="stderr log level (default: the log_level setting, info)")
+        level = "info for serve, warning for the other commands" if not on_command else ("info" if parser.prog == "promptd serve" else "warning")
+        parser.add_argument("--log-level", choices=LOG_LEVELS, default=default, help=f"stderr log level (default: the log_level setting, else {level})")
 
 
 def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
