@@ -166,13 +166,13 @@ def test_call_reads_params_from_stdin_and_from_a_file(tmp_path):
 def test_call_with_unreadable_or_invalid_params_is_a_usage_error_without_a_traceback(params):
     result = run_cli("call", "reminder/wrap", params, stdin=b"{oops")
     assert result.returncode == 2 and result.stdout == b""
-    assert b"Traceback" not in result.stderr and result.stderr.decode().startswith("promptd: ")
+    assert b"Traceback" not in result.stderr and result.stderr.decode().startswith("promptd call: ")
 
 
 def test_a_missing_config_folder_is_one_line_and_exit_2():
     result = run_cli("--config", "/no/such/folder/promptd.toml", "serve", stdin=b"")
     assert result.returncode == 2 and b"Traceback" not in result.stderr
-    assert result.stderr.decode().startswith("promptd: cannot read config file")
+    assert result.stderr.decode().startswith("promptd serve: cannot read config file")
 
 
 @pytest.mark.parametrize("command", [["call", "rpc.discover"], ["render", "--json"], ["keys"]])

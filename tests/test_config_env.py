@@ -86,7 +86,7 @@ def test_an_invalid_setting_still_stops_start_up_with_one_line_naming_it():
     assert result.returncode == 2 and result.stdout == b""
     lines = result.stderr.decode().strip().splitlines()
     # The same one-line format as an invalid config file's setting.
-    assert len(lines) == 1 and lines[0].startswith("promptd: invalid config at reminders.style: ")
+    assert len(lines) == 1 and lines[0].startswith("promptd serve: invalid config at reminders.style: ")
     assert "morse" not in lines[0] and "Traceback" not in lines[0]
 
 

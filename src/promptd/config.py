@@ -285,8 +285,59 @@ def _checked(model: type[Section], value: Any, where: tuple[str, ...]) -> Any:
         return model.model_validate(value)
     except ValidationError as exc:
         first = exc.errors()[0]
-        path = ".".join(str(p) for p in (*where, *first["loc"])) or "config"
+        parts = [str(p) for p in (*where, *first["loc"])]
+        path = ".".join(parts) or "config"
+        if first["type"] == "extra_forbidden":
+            # A misspelled setting (`[remnders]`, `initialize`'s `remnders`): the ones it was
+            # probably meant to be, found only now, on the error path.
+            found = [".".join([*parts[:-1], name]) for name in _suggest(parts[-1], _settings_beside(parts))]
+            hint = f"; did you mean {' or '.join(f'`{name}`' for name in found)}?" if found else ""
+            raise ConfigError(f"invalid config at {path}: unknown setting{hint}", field=path, suggestions=found) from exc
         raise ConfigError(f"invalid config at {path}: {first['msg']}", field=path) from exc
+
+
+def _settings_beside(parts: list[str]) -> list[str]:
+    """The setting names in the section that holds the path `parts` (Config's own for a top-level
+    name): what a misspelled last part may have meant."""
+    model: type[BaseModel] = Config
+    for part in parts[:-1]:
+        annotation = model.model_fields[part].annotation if part in model.model_fields else None
+        if not (isinstance(annotation, type) and issubclass(annotation, Section)):
+            return []
+        model = annotation
+    return list(model.model_fields)
+
+
+def _suggest(name: str, candidates: list[str]) -> list[str]:
+    from promptd.text import suggest  # difflib, on an error path only
+
+    return suggest(name, candidates)
+
+
+def env_suggestions(names: list[str]) -> dict[str, list[str]]:
+    """For ignored PROMPTD_* names that look like a misspelled setting, the settings' variable
+    names they were probably meant to be (PROMPTD_REMNDERS__BUDGET_CHARS ->
+    [PROMPTD_REMINDERS__BUDGET_CHARS]); names close to none (PROMPTD_BIN) are left out. Compared
+    without the prefix, which every candidate shares."""
+    settings = [path.lower() for path in _env_setting_paths(Config)]
+    found = {}
+    for name in names:
+        meant = _suggest(name[len(ENV_PREFIX) :].lower(), settings)
+        if meant:
+            found[name] = [ENV_PREFIX + path.upper() for path in meant]
+    return found
+
+
+def _env_setting_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """`max_message_bytes`, `reminders`, `reminders__budget_chars`...: every setting as the part of
+    its variable's name after PROMPTD_ (lower case)."""
+    paths = []
+    for name, field in model.model_fields.items():
+        paths.append(prefix + name)
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, Section):
+            paths.extend(_env_setting_paths(annotation, f"{prefix}{name}__"))
+    return paths
 
 
 @cache

@@ -5,6 +5,7 @@ Domain layer: imports nothing from promptd, so any module may use it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 ELLIPSIS = "…"
@@ -22,6 +23,24 @@ def has_astral(text: str) -> bool:
     regular expression: ASCII is known without a look, and the UTF-16 encoding of other text is a
     near-copy whose length tells."""
     return not text.isascii() and len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
+
+
+# ---- "did you mean" ---------------------------------------------------------------------------
+
+# How alike two names must be to be offered (difflib's ratio): 0.75 pairs `is_non_interactve`
+# with `is_non_interactive` and `working_dir` with `working_directory`, and `workdir` with nothing.
+SIMILARITY = 0.75
+MAX_SUGGESTIONS = 3
+
+
+def suggest(name: str, candidates: Iterable[str]) -> list[str]:
+    """The likeliest intended names for a misspelled `name`, best first (at most three): context
+    fields, template variables, settings, commands. Here, at the base, so that the configuration
+    and the command line can use it as the template engine and the lint do."""
+    import difflib  # only when a name is misspelled, not at every start
+
+    pool = sorted({c for c in candidates if c != name})
+    return difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=SIMILARITY)
 
 
 # ---- offsets in the unit a host counts in ------------------------------------------------------

@@ -1,12 +1,14 @@
-"""Command line: serve | call | keys | version (and the prompt commands registered by cli.prompt).
+"""Command line: serve | call | keys | version (and help, and the prompt commands registered by
+cli.prompt).
 
 Entry layer: reads the arguments (the plain `serve` a host spawns here, any other command line
 through cli.parser), builds the runtime, and hands over to the server or to one in-process call
 through the in-process door (promptd.local), which runs the server's boundary.
 
-Exit status, for every command (docs/cli.md): 0 ok, 1 findings (the command ran and reports
-problems, as `lint` does), 2 usage or input error (bad arguments, an unreadable or invalid file, a
-request the method refused). `serve` adds the protocol's own rule: 1 for `exit` without `shutdown`.
+Exit status, for every command (cli.exits, docs/cli.md): 0 ok, 1 findings (the command ran and
+reports problems, as `lint` does), 2 usage or input error (bad arguments, an unreadable or invalid
+file, a request the method refused). `serve` adds the protocol's own rule: 1 for `exit` without
+`shutdown`. Every error line is printed here, once, as `promptd COMMAND: message`.
 """
 
 from __future__ import annotations
@@ -18,25 +20,21 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from promptd.cli import exits
+from promptd.cli.exits import Exit, Failed
 from promptd.config import Config, ignored_env_names, load
 from promptd.errors import ConfigError
-from promptd.logs import LEVELS, Logger
+from promptd.logs import LEVELS, Logger, LogLevel
 
 if TYPE_CHECKING:
     import argparse
-
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_USAGE = 2
-# The reader of stdout went away (`promptd call ... | head`): the output was not all delivered, so
-# not 0, but nothing was wrong with the input either; the prompt commands (cli.prompt) say 1 too.
-EXIT_BROKEN_PIPE = EXIT_FINDINGS
 
 TTY_HINT = (
     "promptd speaks line-delimited JSON-RPC 2.0 on stdin/stdout; type one request per line, e.g.\n"
     '  {"jsonrpc":"2.0","id":1,"method":"reminder/wrap","params":{"key":"session.cwd","body":"/tmp"}}\n'
     "Ctrl-D ends the session. Logs are JSON lines on stderr."
 )
+
 
 def serve_options(argv: list[str]) -> SimpleNamespace | None:
     """The options of `promptd serve [--config FILE] [--log-level LEVEL]`, the command line a host
@@ -59,7 +57,7 @@ def serve_options(argv: list[str]) -> SimpleNamespace | None:
         if not value or (name == "--log-level" and value not in LEVELS):
             return None
         options[name] = value
-    return SimpleNamespace(command="serve", config=options.get("--config"), log_level=options.get("--log-level"))
+    return SimpleNamespace(command="serve", command_path="serve", config=options.get("--config"), log_level=options.get("--log-level"))
 
 
 def load_config(args: argparse.Namespace | SimpleNamespace) -> Config:
@@ -67,6 +65,11 @@ def load_config(args: argparse.Namespace | SimpleNamespace) -> Config:
     level = getattr(args, "log_level", None)
     if level:
         config = config.merged({"log_level": level})
+    elif args.command != "serve" and "log_level" not in config.model_fields_set:
+        # A command is run by a person or a script, who wants its output, not the runtime's
+        # info-level events (`initialized`, `vault_key`); a setting of log_level (the config
+        # file, PROMPTD_LOG_LEVEL) still wins. `serve` keeps the info level a host's log wants.
+        config = config.model_copy(update={"log_level": LogLevel.WARNING})
     return config
 
 
@@ -76,49 +79,67 @@ MAX_IGNORED_NAMES = 50
 
 def warn_ignored_env(config: Config) -> None:
     """One warning line naming the host's own PROMPTD_* variables that were ignored: names only,
-    never values (a host variable may hold a secret)."""
+    never values (a host variable may hold a secret), and the setting a misspelled one was
+    probably meant to be (`suggestions`, only when one is close)."""
     names = ignored_env_names()
-    if names:
-        Logger(config.log_level).warning("env_ignored", names=names[:MAX_IGNORED_NAMES], count=len(names))
+    if not names:
+        return
+    from promptd.config import env_suggestions  # only on this path: it imports difflib
+
+    fields: dict[str, Any] = {"names": names[:MAX_IGNORED_NAMES], "count": len(names)}
+    meant = env_suggestions(names[:MAX_IGNORED_NAMES])
+    if meant:
+        fields["suggestions"] = meant
+    Logger(config.log_level).warning("env_ignored", **fields)
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        return run(argv)
+        code = run(sys.argv[1:] if argv is None else argv)
+        # What is still buffered goes now, while a reader that went away can still be caught
+        # here rather than at the interpreter's final flush.
+        sys.stdout.flush()
+        return code
     except BrokenPipeError:
-        _silence_stdout()
-        return EXIT_BROKEN_PIPE
-    except OSError as exc:
-        # A file or folder the command was pointed at (`-o /missing/dir/out`): one line naming
-        # it, as for every other input error, never a traceback.
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"promptd: {where}{exc.strerror or exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exits.pipe_closed()
     except KeyboardInterrupt:
-        return 130  # 128 + SIGINT, as a shell reports it
+        return exits.INTERRUPTED
 
 
-def run(argv: list[str] | None = None) -> int:
-    args: argparse.Namespace | SimpleNamespace | None = serve_options(sys.argv[1:] if argv is None else argv)
+def run(argv: list[str]) -> int:
+    args: argparse.Namespace | SimpleNamespace | None = serve_options(argv)
     if args is None:
-        from promptd.cli.parser import build_parser
+        from promptd.cli.parser import parse
 
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        if args.command is None:
-            # A bare `promptd` asked for nothing wrong: it gets the help, on stdout, and exit 0.
-            parser.print_help()
-            return EXIT_OK
+        parsed = parse(argv)
+        if isinstance(parsed, int):
+            return parsed
+        args = parsed
+    command = getattr(args, "command_path", args.command)
+    try:
+        return dispatch(args)
+    except Failed as failure:
+        return exits.fail(command, failure.message, failure.status)
+    except ConfigError as exc:
+        # The one place a configuration error is reported, for every command: loading it here,
+        # or a runtime refusing it (`serve`, the door of `call` and the prompt commands).
+        return exits.fail(command, exc.message)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        # A file or folder no command-specific message covers: one line naming it, in promptd's
+        # words, never a traceback.
+        where = f"{exc.filename}: " if exc.filename else ""
+        return exits.fail(command, f"{where}{exits.os_reason(exc)}")
+
+
+def dispatch(args: argparse.Namespace | SimpleNamespace) -> int:
     if args.command == "version":
         from promptd.cli.parser import version_line
 
         print(version_line())
-        return EXIT_OK
-    try:
-        config = load_config(args)
-    except ConfigError as exc:
-        print(f"promptd: {exc.message}", file=sys.stderr)
-        return EXIT_USAGE
+        return Exit.OK
+    config = load_config(args)
     warn_ignored_env(config)
     if args.command == "serve":
         return serve(config)
@@ -130,26 +151,11 @@ def run(argv: list[str] | None = None) -> int:
     return code
 
 
-def _silence_stdout() -> None:
-    """After the reader of stdout went away: point stdout at /dev/null, so the interpreter's final
-    flush of what is still buffered cannot raise (and print) a second BrokenPipeError."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
-
-
 def serve(config: Config) -> int:
     from promptd.runtime import Runtime
     from promptd.transport.server import serve as serve_stdio
 
-    try:
-        runtime = Runtime(config)
-    except ConfigError as exc:
-        print(f"promptd: {exc.message}", file=sys.stderr)
-        return EXIT_USAGE
+    runtime = Runtime(config)  # a ConfigError is reported by run
 
     def hint() -> None:
         if os.isatty(0):
@@ -158,19 +164,15 @@ def serve(config: Config) -> int:
     return serve_stdio(runtime, on_ready=hint)
 
 
-class _BadParams(Exception):
-    pass
-
-
 def read_params(raw: str) -> Any:
-    """The params argument of `call`: JSON text, `-` for stdin, or @FILE."""
+    """The params argument of `call`: JSON text, `-` for stdin, or @FILE; raises Failed."""
     from promptd import files
 
     if raw == "-":
         # Bounded like a file: a stream that never ends is refused at the cap, never read whole.
         data = sys.stdin.buffer.read(files.MAX_NAMED_BYTES + 1)
         if len(data) > files.MAX_NAMED_BYTES:
-            raise _BadParams(f"cannot read params from stdin: over {files.MAX_NAMED_BYTES} bytes (too_large)")
+            raise Failed(f"cannot read params from stdin: over {files.MAX_NAMED_BYTES} bytes (too_large)")
         source = "stdin"
     elif raw.startswith("@"):
         name = raw[1:]
@@ -178,7 +180,7 @@ def read_params(raw: str) -> Any:
             # The named-file rule (docs/security.md, "Safe reads"): no FIFO, device or kernel file.
             data = files.read_named(name)
         except files.Refused as exc:
-            raise _BadParams(f"cannot read params file {name}: {exc}") from None
+            raise Failed(exits.cannot_read(name, exc.detail, exc.reason)) from None
         source = name
     else:
         data = raw.encode("utf-8", "surrogateescape")
@@ -187,32 +189,25 @@ def read_params(raw: str) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         where = f" (from {source})" if source else ""
-        raise _BadParams(f'params{where} must be a JSON object, e.g. \'{{"key": "session.cwd", "body": "/tmp"}}\'') from None
+        raise Failed(f'params{where} must be a JSON object, e.g. \'{{"key": "session.cwd", "body": "/tmp"}}\'') from None
 
 
 def call(config: Config, method_name: str, raw_params: str) -> int:
     from promptd.local import Local, LocalError
     from promptd.rpc import codes
+    from promptd.text import suggest
 
-    try:
-        params: Any = read_params(raw_params)
-    except _BadParams as exc:
-        print(f"promptd: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        door = Local(config)
-    except ConfigError as exc:
-        print(f"promptd: {exc.message}", file=sys.stderr)
-        return EXIT_USAGE
+    params: Any = read_params(raw_params)
+    door = Local(config)
     try:
         result = door.call(method_name, params)
     except LocalError as failure:
         if failure.code == codes.METHOD_NOT_FOUND:
-            print(f"promptd: unknown method {method_name!r}; see `promptd call rpc.discover`", file=sys.stderr)
-            return EXIT_USAGE
+            found = suggest(method_name, door.methods)
+            hint = f"did you mean {' or '.join(f'`{name}`' for name in found)}?" if found else "`promptd call rpc.discover` lists the methods"
+            raise Failed(f"unknown method {method_name!r}; {hint}") from None
         error = {"code": failure.code, "message": failure.message, "data": failure.data}
         sys.stderr.write(orjson.dumps({"error": error}).decode() + "\n")
-        return EXIT_USAGE
+        return Exit.USAGE
     sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
-    sys.stdout.flush()
-    return EXIT_OK
+    return Exit.OK

@@ -20,64 +20,100 @@ from typing import Any
 import orjson
 
 from promptd import files
+from promptd.cli import exits
+from promptd.cli.exits import Exit, Failed
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_FINDINGS = 1
-EXIT_USAGE = 2
 OVERRIDES = ("none", "codex")
 # Flag values are as strict as context booleans: true or false, nothing that merely looks like one.
 TRUE_WORDS = frozenset({"true"})
 FALSE_WORDS = frozenset({"false"})
-# Refusals that mean "not there": reported as unreadable, as before the safe-read rule.
-UNREADABLE = frozenset({files.Refusal.MISSING, files.Refusal.DIRECTORY, files.Refusal.UNREADABLE})
-TEMPLATE_EXIT_CODES = "Exit codes: 0 ok, 1 findings (lint findings, snapshot differences), 2 usage or input error (unreadable file, bad context, template error)."
+
+# What exits 2 for every command that renders (render, diff) or reads render inputs (vars).
+INPUT_ERRORS = (
+    "usage or input error: bad arguments, a file that cannot be read or is not valid (context, "
+    "--body, --tools, --override custom:FILE), an unknown --flag, an invalid configuration"
+)
+RENDER_ERRORS = (
+    INPUT_ERRORS + ", a template error (syntax, an undefined name, the compile or render limits), "
+    "a sealed template the vault key cannot open"
+)
+KEY_HELP = "key file (default: config vault.key_source: PROMPTD_VAULT_KEY, then vault.key_file, then the shipped key)"
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Registers the prompt subcommands; each sets `handler(config, args) -> exit code`."""
+    from promptd.cli.helptext import exit_status, formatter, wrap
+
     render = commands.add_parser(
         "render",
         help="render a system prompt from a context file",
-        description="Render the system prompt for a prompt context (docs/templates.md). Prints exactly the text; "
-        "with --snapshot, renders each --context and compares it with DIR/<context name>.txt.",
-        epilog=TEMPLATE_EXIT_CODES,
+        description=wrap(
+            "Render the system prompt for a prompt context (docs/templates.md) and print exactly its text. "
+            "With --snapshot DIR, render each --context and compare it with DIR/<context name>.txt."
+        ),
+        epilog=exit_status(
+            (Exit.OK, "rendered; with --snapshot, every render is the same as its snapshot (with --update: written)"),
+            (Exit.FINDINGS, "with --snapshot, a render differs from its snapshot or has none"),
+            (Exit.USAGE, RENDER_ERRORS + ", an output that cannot be written"),
+        ),
+        formatter_class=formatter,
     )
     _render_inputs(render, contexts=True)
     render.add_argument("--json", action="store_true", help="print the whole result (text, template, sha256, chars, bytes) as JSON")
     render.add_argument("-o", "--output", help="write the text to this file instead of stdout")
     render.add_argument("--snapshot", metavar="DIR", help="compare each render with DIR/<context name>.txt; differences are findings")
     render.add_argument("--update", action="store_true", help="with --snapshot: write the renders into DIR instead of comparing")
-    render.set_defaults(handler=_pipe_safe(run_render))
+    render.set_defaults(handler=run_render)
 
     diff = commands.add_parser(
         "diff",
         help="show how the prompts of two contexts differ",
-        description="Render two contexts with the same options and print a unified diff of the two prompts.",
-        epilog="Exit codes: 0 the prompts are identical, 1 they differ, 2 usage or input error.",
+        description=wrap("Render two contexts with the same options and print a unified diff of the two prompts."),
+        epilog=exit_status(
+            (Exit.OK, "the prompts are identical"),
+            (Exit.FINDINGS, "the prompts differ (as diff(1))"),
+            (Exit.USAGE, RENDER_ERRORS),
+        ),
+        formatter_class=formatter,
     )
     diff.add_argument("left", metavar="LEFT", help="context file (JSON or YAML)")
     diff.add_argument("right", metavar="RIGHT", help="context file (JSON or YAML)")
     _render_inputs(diff, contexts=False)
-    diff.set_defaults(handler=_pipe_safe(run_diff))
+    diff.set_defaults(handler=run_diff)
 
     variables = commands.add_parser(
         "vars",
         help="list every variable a template sees, with its value",
-        description="Every variable a template rendered from these inputs sees (context fields, derived values, "
-        "runtime values, tools, params, flags), with its value and where it came from.",
-        epilog=TEMPLATE_EXIT_CODES,
+        description=wrap(
+            "Every variable a template rendered from these inputs sees (context fields, derived values, "
+            "runtime values, tools, params, flags), with its value and where it came from. Nothing is "
+            "rendered: a template's own errors are `promptd render`'s and `promptd lint`'s to find."
+        ),
+        epilog=exit_status((Exit.OK, "the variables were listed"), (Exit.USAGE, INPUT_ERRORS)),
+        formatter_class=formatter,
     )
     _render_inputs(variables, contexts=False, single_context=True)
     variables.add_argument("--json", action="store_true", help="print the prompt/vars result as JSON")
-    variables.set_defaults(handler=_pipe_safe(run_vars))
+    variables.set_defaults(handler=run_vars)
 
     lint = commands.add_parser(
         "lint",
         help="check templates: guards, undefined names, syntax, portability",
-        description="Lint templates (docs/templates.md, \"Lint\"): every ${{ tools.by_kind.X }} inside a guard, params.X.Y "
-        "inside a condition on params.X, every name one a render defines, filters and tests that exist. FILE - reads stdin.",
-        epilog=TEMPLATE_EXIT_CODES + " Warnings (not_portable) alone exit 0.",
+        description=wrap(
+            "Lint templates (docs/templates.md, \"Lint\"): every ${{ tools.by_kind.X }} inside a guard, params.X.Y "
+            "inside a condition on params.X, every name one a render defines, filters and tests that exist, and "
+            "syntax. Every file is linted, whatever the others hold. FILE - reads stdin."
+        ),
+        epilog=exit_status(
+            (Exit.OK, "no findings but warnings (not_portable warnings alone exit 0)"),
+            (Exit.FINDINGS, "findings: an unguarded tool, an undefined name, an unknown filter or test, a syntax error"),
+            (
+                Exit.USAGE,
+                "usage or input error: bad arguments, a file that cannot be read or is not UTF-8 text, a sealed "
+                "file, a template the lint cannot finish within the render limits, an invalid configuration",
+            ),
+        ),
+        formatter_class=formatter,
     )
     lint.add_argument("files", nargs="+", metavar="FILE")
     lint.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the guard rule (repeatable; default from config)")
@@ -85,40 +121,110 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     _add_declarations(lint)
     lint.add_argument("--no-strict-undefined", dest="strict_undefined", action="store_false", help="do not check names against the variables")
     lint.add_argument("--json", action="store_true", help='print {"findings": [...], "errors": [...]} as JSON')
-    lint.set_defaults(handler=_pipe_safe(run_lint))
+    lint.set_defaults(handler=run_lint)
 
     vault = commands.add_parser(
         "vault",
-        help="seal, verify or open a template with the vault key",
-        description="Sealed templates (docs/templates.md, The vault). Exit codes: 0 ok, 1 a finding or a vault error, 2 a usage or input error.",
+        help="make a key; seal, verify or open a template with it",
+        description=wrap(
+            "Sealed templates (docs/templates.md, \"The vault\"): a template encrypted and authenticated with "
+            "the vault key (AES-256-GCM), opened only while it renders. `promptd help vault SUBCOMMAND` "
+            "says what each subcommand reads, writes and exits with."
+        ),
+        epilog=wrap(
+            "exit status: each subcommand's own (`promptd help vault seal`): 0 ok, 1 a finding or a vault "
+            "error (a key that cannot open the file, a file that is not a sealed template), 2 a usage or input error."
+        ),
+        formatter_class=formatter,
     )
-    actions = vault.add_subparsers(dest="vault_command", required=True)
-    key_help = "key file (default: config vault.key_source: PROMPTD_VAULT_KEY, then vault.key_file, then the shipped key)"
-    seal = actions.add_parser("seal", help="compile and lint a template, then seal it (AES-256-GCM)")
+    actions = vault.add_subparsers(dest="vault_command", required=True, metavar="SUBCOMMAND", title="subcommands")
+    seal = actions.add_parser(
+        "seal",
+        help="compile and lint a template, then seal it (AES-256-GCM)",
+        description=wrap(
+            "Compile and lint a plaintext template as `promptd lint` does, then seal it with the vault key under "
+            "a template id and version (bound into the seal). A template with findings is not sealed: "
+            "the findings are printed on stdout. The sealed file goes to -o FILE, else stdout."
+        ),
+        epilog=exit_status(
+            (Exit.OK, "sealed"),
+            (Exit.FINDINGS, "not sealed: the template has findings, or the vault key cannot be read (vault_locked)"),
+            (
+                Exit.USAGE,
+                "usage or input error: bad arguments, a file that cannot be read or is not UTF-8 text, a file "
+                "that is sealed already, an output that cannot be written, an invalid configuration",
+            ),
+        ),
+        formatter_class=formatter,
+    )
     seal.add_argument("file", help="the plaintext template")
     seal.add_argument("-o", "--output", help="where to write the sealed file (default stdout)")
     seal.add_argument(
         "--id", default="apply_patch", help="template id bound into the seal: primary, subagent, apply_patch or an id of your own (default apply_patch)"
     )
     seal.add_argument("--version", type=int, default=1, help="template version bound into the seal (default 1)")
-    seal.add_argument("--key-file", help=key_help)
+    seal.add_argument("--key-file", help=KEY_HELP)
     seal.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the guard lint (repeatable; default from config)")
     _add_declarations(seal)
     seal.set_defaults(handler=run_vault_seal)
-    verify = actions.add_parser("verify", help="check that a sealed file opens with the key, compiles and lints clean (prints no plaintext)")
+    verify = actions.add_parser(
+        "verify",
+        help="check that a sealed file opens with the key, compiles and lints clean (prints no plaintext)",
+        description=wrap(
+            "Check that a sealed file opens with the vault key, holds the template id asked for, compiles and "
+            "lints clean, printing only its id and version (never its plaintext): for CI, before a sealed "
+            "template ships."
+        ),
+        epilog=exit_status(
+            (Exit.OK, "the file opens, compiles and lints clean"),
+            (
+                Exit.FINDINGS,
+                "the template has findings (printed on stdout), or a vault error: the file cannot be read or is not "
+                "sealed, the key cannot open it, it holds another id (vault_locked)",
+            ),
+            (Exit.USAGE, "usage or input error: bad arguments, an invalid configuration"),
+        ),
+        formatter_class=formatter,
+    )
     verify.add_argument("file", help="the sealed file")
     verify.add_argument("--id", help="the template id the file must hold (default: any)")
-    verify.add_argument("--key-file", help=key_help)
+    verify.add_argument("--key-file", help=KEY_HELP)
     verify.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the guard lint (repeatable; default from config)")
     _add_declarations(verify)
     verify.set_defaults(handler=run_vault_verify)
-    opener = actions.add_parser("open", help="print the plaintext of a sealed template")
+    opener = actions.add_parser(
+        "open",
+        help="print the plaintext of a sealed template",
+        description=wrap(
+            "Print the plaintext of a sealed template (default: the configured or shipped Apply-Patch one), "
+            "or write it to -o FILE, which only you can read (mode 0600)."
+        ),
+        epilog=exit_status(
+            (Exit.OK, "the plaintext was printed or written"),
+            (Exit.FINDINGS, "a vault error: the file cannot be read or is not sealed, the key cannot open it, it holds another id (vault_locked)"),
+            (Exit.USAGE, "usage or input error: bad arguments, an output that cannot be written, an invalid configuration"),
+        ),
+        formatter_class=formatter,
+    )
     opener.add_argument("file", nargs="?", help="sealed file (default: the configured or shipped Apply-Patch template)")
     opener.add_argument("-o", "--output", help="write the plaintext to this file (mode 0600) instead of stdout")
     opener.add_argument("--id", help="the template id the file must hold (default: any)")
-    opener.add_argument("--key-file", help=key_help)
+    opener.add_argument("--key-file", help=KEY_HELP)
     opener.set_defaults(handler=run_vault_open)
-    keygen = actions.add_parser("keygen", help="write a new random key to a file only you can read (missing folders are created, mode 0700)")
+    keygen = actions.add_parser(
+        "keygen",
+        help="write a new random key to a file only you can read (missing folders are created, mode 0700)",
+        description=wrap(
+            "Write a new random vault key (32 bytes, as 64 hex digits) to FILE, mode 0600; missing folders are "
+            "created, mode 0700. An existing file is never overwritten. Point vault.key_file or --key-file at it."
+        ),
+        epilog=exit_status(
+            (Exit.OK, "the key was written"),
+            (Exit.USAGE, "usage or input error: bad arguments, FILE exists already or cannot be written, an invalid configuration"),
+            pipe=False,
+        ),
+        formatter_class=formatter,
+    )
     keygen.add_argument("file")
     keygen.set_defaults(handler=run_vault_keygen)
 
@@ -148,24 +254,6 @@ def _render_inputs(parser: argparse.ArgumentParser, contexts: bool, single_conte
         )
 
 
-def _pipe_safe(handler: Any) -> Any:
-    """A reader that closes the pipe early (`promptd lint ... | head`) ends the command quietly:
-    stdout is pointed at /dev/null so nothing more is written, not even at exit's final flush."""
-
-    def run(config: Any, args: argparse.Namespace) -> int:
-        try:
-            code = handler(config, args)
-            sys.stdout.flush()
-            return int(code)
-        except BrokenPipeError:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-            return EXIT_FAILURE
-
-    return run
-
-
 class _Inputs:
     """The files a render reads, kept so errors can name them instead of `custom` or `body`."""
 
@@ -175,12 +263,12 @@ class _Inputs:
 
 
 def _params(config: Any, args: argparse.Namespace, context_file: str | None, inputs: _Inputs) -> dict[str, Any]:
-    """prompt/render params from the command's files and flags; raises PromptdError or _Usage."""
+    """prompt/render params from the command's files and flags; raises PromptdError or Failed."""
     from promptd.prompt.context import read_file_data
 
     context: Any = read_file_data(context_file) if context_file else {}
     if not isinstance(context, Mapping):
-        raise _Usage(f"{context_file}: the context file must hold an object")
+        raise Failed(f"{context_file}: the context file must hold an object")
     inputs.raw_context = context
     context = dict(context)
     if context_file:
@@ -218,59 +306,44 @@ def _check_flags(flags: Mapping[str, bool], context: Mapping[str, Any], sealed_e
         if name not in readable:
             hint = variables.suggest(name, readable)
             more = f"; did you mean {' or '.join(hint)}?" if hint else f" (flags a template can read: {', '.join(sorted(variables.flag_names()))}, or any name your template reads)"
-            raise _Usage(f"--flag {name}: no template of this render reads a flag of that name{more}")
+            raise Failed(f"--flag {name}: no template of this render reads a flag of that name{more}")
 
 
-def _render_once(door: Any, params: dict[str, Any], inputs: _Inputs, command: str) -> dict[str, Any] | None:
-    from promptd.local import LocalError
-
-    try:
-        return dict(door.call("prompt/render", params))
-    except LocalError as failure:
-        _report(command, failure.message, failure.kind or "error", failure.data, inputs)
-        return None
-
-
-def _render_each(config: Any, args: argparse.Namespace, context_files: list[str | None], command: str) -> list[tuple[str | None, dict[str, Any]]] | int:
-    """One render per context file, each result with its size in UTF-8 bytes; an exit code on
-    the first failure (already reported)."""
+def _render_each(config: Any, args: argparse.Namespace, context_files: list[str | None]) -> list[tuple[str | None, dict[str, Any]]]:
+    """One render per context file, each result with its size in UTF-8 bytes; raises Failed on
+    the first failure."""
     from promptd.errors import PromptdError
+    from promptd.local import Local, LocalError
 
-    door = _door(config, command)
-    if door is None:
-        return EXIT_USAGE
+    door = Local(config)
     renders = []
     for context_file in context_files:
         inputs = _Inputs()
         try:
             params = _params(config, args, context_file, inputs)
         except PromptdError as exc:
-            return _report(command, exc.message, exc.kind, exc.to_data(), inputs)
-        except _Usage as exc:
-            return _usage_error(exc)
+            raise _explained(exc.message, exc.kind, exc.to_data(), inputs) from None
         if args.strict_undefined is not None:
             params["strict_undefined"] = args.strict_undefined
-        result = _render_once(door, params, inputs, command)
-        if result is None:
-            return EXIT_USAGE
+        try:
+            result = dict(door.call("prompt/render", params))
+        except LocalError as failure:
+            raise _explained(failure.message, failure.kind or "error", failure.data, inputs) from None
         result["bytes"] = len(result["text"].encode("utf-8"))
         renders.append((context_file, result))
     return renders
 
 
 def run_render(config: Any, args: argparse.Namespace) -> int:
-
     if args.update and not args.snapshot:
-        return _usage("--update goes with --snapshot DIR")
+        raise Failed("--update goes with --snapshot DIR")
     if args.snapshot and (args.output or args.json):
-        return _usage("--snapshot DIR writes its own files and status lines; it does not take -o or --json")
+        raise Failed("--snapshot DIR writes its own files and status lines; it does not take -o or --json")
     if len(args.context) > 1 and not args.snapshot:
-        return _usage("several --context files need --snapshot DIR (or use `promptd diff LEFT RIGHT`)")
+        raise Failed("several --context files need --snapshot DIR (or use `promptd diff LEFT RIGHT`)")
     if args.snapshot and not args.context:
-        return _usage("--snapshot DIR needs at least one --context FILE (its name names the snapshot)")
-    renders = _render_each(config, args, args.context or [None], "render")
-    if isinstance(renders, int):
-        return renders
+        raise Failed("--snapshot DIR needs at least one --context FILE (its name names the snapshot)")
+    renders = _render_each(config, args, args.context or [None])
     if args.snapshot:
         from promptd.cli import workflow as cli_workflow
 
@@ -285,61 +358,54 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
         try:
             Path(args.output).write_bytes(payload)
         except OSError as exc:
-            return _usage(f"cannot write {args.output}: {exc.strerror}")
+            raise Failed(f"cannot write {args.output}: {exits.os_reason(exc)}") from None
     else:
         sys.stdout.buffer.write(payload)
-    return EXIT_OK
+    return Exit.OK
 
 
 def run_diff(config: Any, args: argparse.Namespace) -> int:
     from promptd.cli import workflow as cli_workflow
 
-    renders = _render_each(config, args, [args.left, args.right], "diff")
-    if isinstance(renders, int):
-        return renders
+    renders = _render_each(config, args, [args.left, args.right])
     return cli_workflow.diff(renders[0], renders[1])
 
 
 def run_vars(config: Any, args: argparse.Namespace) -> int:
     from promptd.cli import workflow as cli_workflow
     from promptd.errors import PromptdError
-    from promptd.local import LocalError
+    from promptd.local import Local, LocalError
 
-    door = _door(config, "vars")
-    if door is None:
-        return EXIT_USAGE
+    door = Local(config)
     inputs = _Inputs()
     try:
         params = _params(config, args, args.context, inputs)
-    except PromptdError as exc:
-        return _report("vars", exc.message, exc.kind, exc.to_data(), inputs)
-    except _Usage as exc:
-        return _usage_error(exc)
-    try:
         result = door.call("prompt/vars", params)
+    except PromptdError as exc:
+        raise _explained(exc.message, exc.kind, exc.to_data(), inputs) from None
     except LocalError as failure:
-        return _report("vars", failure.message, failure.kind or "error", failure.data, inputs)
+        raise _explained(failure.message, failure.kind or "error", failure.data, inputs) from None
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
     else:
         sys.stdout.write(cli_workflow.variables_text(result["variables"]))
-    return EXIT_OK
+    return Exit.OK
 
 
 def run_lint(config: Any, args: argparse.Namespace) -> int:
-    from promptd.local import LocalError
+    from promptd.local import Local, LocalError
 
     exempt = [] if args.strict else args.exempt
-    door = _door(config, "lint")
-    if door is None:
-        return EXIT_USAGE
+    door = Local(config)
     findings: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
+    lines: list[str] = []  # the errors as stderr says them, each naming its file
     for name in args.files:
         try:
             template = _read_stdin() if name == "-" else _read_text(name)
-        except _Usage as exc:
-            errors.append({"file": name, "message": str(exc), "error": exc.kind or "unreadable"})
+        except _Unreadable as exc:
+            errors.append({"file": name, "message": exc.message, "error": exc.kind})
+            lines.append(exc.message)
             continue
         # `--flag beta=true` as render takes it declares the name `beta`.
         flags = [flag.partition("=")[0] for flag in args.flag]
@@ -349,7 +415,9 @@ def run_lint(config: Any, args: argparse.Namespace) -> int:
         try:
             result = door.call("prompt/lint", params)
         except LocalError as failure:
-            errors.append({"file": name, "message": failure.message.replace("template: ", "", 1), "error": failure.kind or "error"})
+            message, kind = failure.message.replace("template: ", "", 1), failure.kind or "error"
+            errors.append({"file": name, "message": message, "error": kind})
+            lines.append(f"{name}: {message} ({kind})")
             continue
         for v in result["violations"]:
             findings.append({"file": name, **v})
@@ -359,11 +427,12 @@ def run_lint(config: Any, args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.buffer.write(orjson.dumps({"findings": findings, "errors": errors}, option=orjson.OPT_INDENT_2) + b"\n")
     else:
-        for error in errors:
-            print(f"promptd lint: {error['file']}: {error['message']} ({error['error']})", file=sys.stderr)
+        for line in lines:
+            # Lint goes on with the other files, so there may be several lines.
+            exits.say(args.command_path, line)
     if errors:
-        return EXIT_USAGE
-    return EXIT_FINDINGS if any(f["severity"] == "error" for f in findings) else EXIT_OK
+        return Exit.USAGE
+    return Exit.FINDINGS if any(f["severity"] == "error" for f in findings) else Exit.OK
 
 
 # -- vault -------------------------------------------------------------------------------------
@@ -403,6 +472,12 @@ def _check_template(config: Any, name: str, source: str, args: argparse.Namespac
     return [f"{name}:{v.line}:{v.column}: {v.kind}: {v.message}" for v in found if v.severity == lint.ERROR]
 
 
+def _vault_error(exc: Any) -> Failed:
+    """A vault error (a key that cannot be read or cannot open the file, a file that is not a
+    sealed template): exit 1 from the vault commands, whose findings they are."""
+    return Failed(f"{exc.message} ({exc.kind})", Exit.FINDINGS)
+
+
 def run_vault_seal(config: Any, args: argparse.Namespace) -> int:
     from promptd.errors import PromptdError
     from promptd.prompt import vault
@@ -411,50 +486,44 @@ def run_vault_seal(config: Any, args: argparse.Namespace) -> int:
     try:
         SealedOverride(sealed=args.id)
     except ValueError:
-        return _usage(f"--id {args.id!r}: use letters, digits, '.', '_' or '-' (at most 64)")
-    try:
-        plaintext = bytearray(_read_bytes(args.file))
-    except _Usage as exc:
-        return _usage_error(exc)
+        raise Failed(f"--id {args.id!r}: use letters, digits, '.', '_' or '-' (at most 64)") from None
+    plaintext = bytearray(_read_bytes(args.file))
     try:
         try:
             source = plaintext.decode("utf-8")
         except UnicodeDecodeError:
-            return _usage(f"{args.file} is not UTF-8 text")
+            raise Failed(f"cannot read {args.file}: not UTF-8 text") from None
         if vault.is_envelope(source):
-            return _usage(f"{args.file} is already sealed; seal the plaintext template")
+            raise Failed(f"{args.file} is already sealed; seal the plaintext template")
         findings = _check_template(config, args.file, source, args)
         if findings:
             print("\n".join(findings))
-            print(f"promptd vault seal: {args.file} was not sealed: fix the findings above first", file=sys.stderr)
-            return EXIT_FAILURE
+            raise Failed(f"{args.file} was not sealed: fix the findings above first", Exit.FINDINGS)
         try:
             choice = _vault_key(config, args.key_file)
         except PromptdError as exc:
-            return _failure("vault seal", exc.message, exc.kind)
+            raise _vault_error(exc) from None
         sealed = vault.seal(plaintext, choice.key, args.id, args.version)
     finally:
         vault.wipe(plaintext)
     if choice.source == "default":
-        print(
-            "promptd vault seal: sealed with the shipped default key: this is obfuscation, not secrecy "
-            '(render it with vault.key_source = "shipped")',
-            file=sys.stderr,
+        exits.say(
+            args.command_path,
+            'sealed with the shipped default key: this is obfuscation, not secrecy (render it with vault.key_source = "shipped")',
         )
-    try:
-        if args.output:
+    if args.output:
+        try:
             Path(args.output).write_bytes(sealed)
-        else:
-            sys.stdout.buffer.write(sealed)
-            sys.stdout.flush()
-    except OSError as exc:
-        return _usage(f"cannot write {args.output}: {exc.strerror}")
-    return EXIT_OK
+        except OSError as exc:
+            raise Failed(f"cannot write {args.output}: {exits.os_reason(exc)}") from None
+    else:
+        sys.stdout.buffer.write(sealed)
+    return Exit.OK
 
 
-def _open_sealed(config: Any, args: argparse.Namespace, command: str) -> tuple[bytes | None, Any, int]:
-    """(plaintext, the sealed header, exit code): the file named, else the configured or shipped
-    Apply-Patch one, opened with the chosen key."""
+def _open_sealed(config: Any, args: argparse.Namespace) -> tuple[bytes, Any]:
+    """(plaintext, the sealed header): the file named, else the configured or shipped Apply-Patch
+    one, opened with the chosen key; raises Failed."""
     from promptd.errors import PromptdError
     from promptd.prompt import vault
 
@@ -465,40 +534,35 @@ def _open_sealed(config: Any, args: argparse.Namespace, command: str) -> tuple[b
         else:
             path = Path(vault.own_templates(config.vault).get(args.id or vault.APPLY_PATCH_ID) or vault.SHIPPED_FILE)
         opened = vault.Vault(path=path, key=choice.key, key_source=choice.source, template_id=args.id or "", key_where=choice.where)
-        return opened.open_bytes(), opened.read(), EXIT_OK
+        return opened.open_bytes(), opened.read()
     except PromptdError as exc:
-        return None, None, _failure(command, exc.message, exc.kind)
+        raise _vault_error(exc) from None
 
 
 def run_vault_verify(config: Any, args: argparse.Namespace) -> int:
-    plaintext, header, code = _open_sealed(config, args, "vault verify")
-    if plaintext is None:
-        return code
+    plaintext, header = _open_sealed(config, args)
     try:
         source = plaintext.decode("utf-8")
     except UnicodeDecodeError:
-        return _failure("vault verify", f"{args.file} holds no UTF-8 text", "vault_locked")
+        raise Failed(f"{args.file} holds no UTF-8 text (vault_locked)", Exit.FINDINGS) from None
     findings = _check_template(config, args.file, source, args)
     if findings:
         print("\n".join(findings))
-        return EXIT_FAILURE
+        return Exit.FINDINGS
     print(f"{args.file}: template {header.template_id!r} version {header.version} opens with the vault key, compiles and lints clean")
-    return EXIT_OK
+    return Exit.OK
 
 
 def run_vault_open(config: Any, args: argparse.Namespace) -> int:
-    plaintext, _, code = _open_sealed(config, args, "vault open")
-    if plaintext is None:
-        return code
-    try:
-        if args.output:
+    plaintext, _ = _open_sealed(config, args)
+    if args.output:
+        try:
             _write_private(args.output, plaintext)
-        else:
-            sys.stdout.buffer.write(plaintext)
-            sys.stdout.flush()
-    except OSError as exc:
-        return _usage(f"cannot write {args.output}: {exc.strerror}")
-    return EXIT_OK
+        except OSError as exc:
+            raise Failed(f"cannot write {args.output}: {exits.os_reason(exc)}") from None
+    else:
+        sys.stdout.buffer.write(plaintext)
+    return Exit.OK
 
 
 def run_vault_keygen(config: Any, args: argparse.Namespace) -> int:
@@ -508,11 +572,11 @@ def run_vault_keygen(config: Any, args: argparse.Namespace) -> int:
         _private_folders(Path(args.file).parent)
         _write_private(args.file, vault.new_key().hex().encode() + b"\n", exclusive=True)
     except FileExistsError:
-        return _usage(f"{args.file} already exists; refusing to overwrite a key")
+        raise Failed(f"{args.file} already exists; refusing to overwrite a key") from None
     except OSError as exc:
-        return _usage(f"cannot write the key to {args.file}: {exc.strerror}")
+        raise Failed(f"cannot write the key to {args.file}: {exits.os_reason(exc)}") from None
     print(f"wrote a new vault key to {args.file} (mode 0600)", file=sys.stderr)
-    return EXIT_OK
+    return Exit.OK
 
 
 def _private_folders(folder: Path) -> None:
@@ -542,59 +606,13 @@ def _write_private(name: str, data: bytes, exclusive: bool = False) -> None:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-class _Usage(Exception):
-    """A usage or input error: one line on stderr, exit 2. `kind` is the machine reason when
-    there is one (a refused file's: `not_regular`, `symlink`...)."""
+class _Unreadable(Failed):
+    """A file that cannot be read: an input error (exit 2); `kind` is what `lint --json` reports
+    as its `error` (`unreadable`, or the rule a refused file broke: `not_regular`...)."""
 
-    def __init__(self, message: str, kind: str | None = None) -> None:
+    def __init__(self, message: str, kind: str = "unreadable") -> None:
         super().__init__(message)
         self.kind = kind
-
-
-def _door(config: Any, command: str) -> Any:
-    """The in-process door `promptd call` also uses (promptd.local.Local); None, with the failure
-    printed, when the configuration cannot make a runtime."""
-    from promptd.errors import ConfigError
-    from promptd.local import Local
-
-    try:
-        return Local(config)
-    except ConfigError as exc:
-        _failure(command, exc.message, exc.kind, exc.to_data())
-        return None
-
-
-def _invoke(door: Any, method: str, params: dict[str, Any]) -> Any:
-    """Runs `method` through the door and returns its serialized result; prints the failure (the
-    error the wire would send) and returns None."""
-    from promptd.local import LocalError
-
-    try:
-        return door.call(method, params)
-    except LocalError as failure:
-        _failure(method.split("/")[1], failure.message, failure.kind or "error", failure.data)
-        return None
-
-
-def _failure(command: str, message: str, kind: str, data: Mapping[str, Any] | None = None) -> int:
-    """One line on stderr: the message, the field or the cleaned validation errors
-    (boundary.clean_errors), and the error kind."""
-    where = ""
-    if data and data.get("field"):
-        where = f" [field {data['field']}]"
-    elif data and data.get("errors"):
-        where = " [" + "; ".join(f"{e['field']}: {e['message']}" for e in data["errors"]) + "]"
-    print(f"promptd {command}: {message}{where} ({kind})", file=sys.stderr)
-    return EXIT_FAILURE
-
-
-def _usage(message: str) -> int:
-    print(f"promptd: {message}", file=sys.stderr)
-    return EXIT_USAGE
-
-
-def _usage_error(exc: _Usage) -> int:
-    return _usage(f"{exc} ({exc.kind})" if exc.kind else str(exc))
 
 
 def _read_bytes(name: str) -> bytes:
@@ -606,8 +624,8 @@ def _read_bytes(name: str) -> bytes:
     except files.Refused as exc:
         # A file that is not there (or not readable) is what it always was; a refused one says
         # which rule it broke.
-        kind = None if exc.reason in UNREADABLE else exc.reason.value
-        raise _Usage(f"cannot read {name}: {exc.detail}", kind) from None
+        kind = "unreadable" if exc.reason in exits.PLAIN_REFUSALS else exc.reason.value
+        raise _Unreadable(exits.cannot_read(name, exc.detail, exc.reason), kind) from None
 
 
 def _read_text(name: str) -> str:
@@ -616,29 +634,28 @@ def _read_text(name: str) -> str:
     data = _read_bytes(name)
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _Usage(f"cannot read {name}: {exc}") from None
+    except UnicodeDecodeError:
+        raise _Unreadable(f"cannot read {name}: not UTF-8 text") from None
 
 
 def _read_stdin() -> str:
     # As a named file is: a stream that never ends is refused at the cap, never read whole.
     data = sys.stdin.buffer.read(files.MAX_NAMED_BYTES + 1)
     if len(data) > files.MAX_NAMED_BYTES:
-        raise _Usage(f"cannot read stdin: over {files.MAX_NAMED_BYTES} bytes", files.Refusal.TOO_LARGE.value)
+        raise _Unreadable(f"cannot read stdin: over {files.MAX_NAMED_BYTES} bytes (too_large)", files.Refusal.TOO_LARGE.value)
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _Usage(f"cannot read stdin: {exc}") from None
+    except UnicodeDecodeError:
+        raise _Unreadable("cannot read stdin: not UTF-8 text") from None
 
 
-def _report(command: str, message: str, kind: str, data: Mapping[str, Any] | None, inputs: _Inputs) -> int:
-    """A render-side failure on one line, naming the file it is in (`my.jinja:3:7: ...` instead of
+def _explained(message: str, kind: str, data: Mapping[str, Any] | None, inputs: _Inputs) -> Failed:
+    """A render-side failure as one line, naming the file it is in (`my.jinja:3:7: ...` instead of
     `template 'custom' line 3`), with hints the wire leaves to the reader: "did you mean" for an
-    unknown context field, and a YAML value that was read as a date. Returns EXIT_USAGE."""
+    unknown context field, and a YAML value that was read as a date. Exit 2."""
     from promptd.cli import workflow as cli_workflow
 
-    print(f"promptd {command}: {cli_workflow.explain(message, kind, data or {}, inputs.files, inputs.raw_context)}", file=sys.stderr)
-    return EXIT_USAGE
+    return Failed(cli_workflow.explain(message, kind, data or {}, inputs.files, inputs.raw_context))
 
 
 def _override(value: str) -> Any:
@@ -647,7 +664,7 @@ def _override(value: str) -> Any:
         return lowered
     if lowered.startswith("custom:") and len(value) > len("custom:"):
         return {"custom": _read_text(value[len("custom:") :])}
-    raise _Usage("--override is none, codex or custom:FILE")
+    raise Failed("--override is none, codex or custom:FILE")
 
 
 def _tools(path: str | None, pairs: list[str]) -> dict[str, str] | None:
@@ -661,12 +678,12 @@ def _tools(path: str | None, pairs: list[str]) -> dict[str, str] | None:
         if isinstance(data, Mapping) and isinstance(data.get("by_kind"), Mapping):
             data = data["by_kind"]
         if not isinstance(data, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
-            raise _Usage("--tools FILE must map tool kinds to tool names")
+            raise Failed("--tools FILE must map tool kinds to tool names")
         tools.update(data)
     for pair in pairs:
         kind, sep, name = pair.partition("=")
         if not sep or not kind:
-            raise _Usage(f"--tool {pair!r}: expected KIND=NAME")
+            raise Failed(f"--tool {pair!r}: expected KIND=NAME")
         tools[kind] = name
     return tools
 
@@ -677,7 +694,7 @@ def _param_names(pairs: list[str]) -> dict[str, dict[str, str]]:
         left, sep, client = pair.partition("=")
         kind, dot, canonical = left.partition(".")
         if not sep or not dot or not kind or not canonical:
-            raise _Usage(f"--param {pair!r}: expected KIND.NAME=CLIENT")
+            raise Failed(f"--param {pair!r}: expected KIND.NAME=CLIENT")
         out.setdefault(kind, {})[canonical] = client
     return out
 
@@ -687,11 +704,11 @@ def _flags(pairs: list[str]) -> dict[str, bool]:
     for pair in pairs:
         name, sep, word = pair.partition("=")
         if not name:
-            raise _Usage(f"--flag {pair!r}: expected NAME or NAME=BOOL")
+            raise Failed(f"--flag {pair!r}: expected NAME or NAME=BOOL")
         if not sep or word.lower() in TRUE_WORDS:
             out[name] = True
         elif word.lower() in FALSE_WORDS:
             out[name] = False
         else:
-            raise _Usage(f"--flag {pair!r}: the value must be true or false")
+            raise Failed(f"--flag {pair!r}: the value must be true or false")
     return out

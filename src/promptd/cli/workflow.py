@@ -15,11 +15,10 @@ from typing import Any
 
 import orjson
 
+from promptd.cli import exits
+from promptd.cli.exits import Exit, Failed
 from promptd.files import Refused, read_named
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_USAGE = 2
 SNAPSHOT_SUFFIX = ".txt"
 # Values longer than this are cut in the text listing of `promptd vars` (--json has them whole).
 MAX_SHOWN = 120
@@ -34,34 +33,32 @@ def size(result: Mapping[str, Any]) -> str:
 def snapshots(folder: Path, renders: Sequence[Render], *, update: bool) -> int:
     """Compares each render with `folder/<context name>.txt` (or writes it with `update`). One
     status line per render on stdout, a unified diff for each change; differences and missing
-    snapshots are findings (exit 1)."""
+    snapshots are findings (exit 1); a snapshot that cannot be read or written raises Failed."""
     names = [Path(context).stem for context, _ in renders if context]
     if len(set(names)) != len(names):
-        print("promptd render: two --context files have the same name; their snapshots would collide", file=sys.stderr)
-        return EXIT_USAGE
+        raise Failed("two --context files have the same name; their snapshots would collide")
     findings = 0
     if update:
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            print(f"promptd render: cannot create {folder}: {exc.strerror}", file=sys.stderr)
-            return EXIT_USAGE
+            raise Failed(f"cannot create {folder}: {exits.os_reason(exc)}") from None
     for context, result in renders:
         path = folder / (Path(context or "default").stem + SNAPSHOT_SUFFIX)
         text = result["text"]
         try:
             old = read_named(path).decode("utf-8") if path.exists() else None
-        except (Refused, UnicodeDecodeError) as exc:
-            print(f"promptd render: cannot read {path}: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+        except Refused as exc:
+            raise Failed(exits.cannot_read(str(path), exc.detail, exc.reason)) from None
+        except UnicodeDecodeError:
+            raise Failed(f"cannot read {path}: not UTF-8 text") from None
         if update:
             status = "same" if old == text else ("written" if old is None else "updated")
             if old != text:
                 try:
                     path.write_bytes(text.encode("utf-8"))
                 except OSError as exc:
-                    print(f"promptd render: cannot write {path}: {exc.strerror}", file=sys.stderr)
-                    return EXIT_USAGE
+                    raise Failed(f"cannot write {path}: {exits.os_reason(exc)}") from None
         elif old is None:
             status = "missing"
             findings += 1
@@ -75,7 +72,7 @@ def snapshots(folder: Path, renders: Sequence[Render], *, update: bool) -> int:
             sys.stdout.writelines(_unified(old, text, f"{path} (snapshot)", f"{context} (render)"))
     if findings and not update:
         sys.stdout.write(f"{findings} of {len(renders)} snapshots differ or are missing; `--update` writes them\n")
-    return EXIT_FINDINGS if findings else EXIT_OK
+    return Exit.FINDINGS if findings else Exit.OK
 
 
 def diff(left: Render, right: Render) -> int:
@@ -84,10 +81,10 @@ def diff(left: Render, right: Render) -> int:
     sys.stdout.write(f"--- {left_name}: {size(left_result)}\n+++ {right_name}: {size(right_result)}\n")
     if left_result["text"] == right_result["text"]:
         sys.stdout.write("identical\n")
-        return EXIT_OK
+        return Exit.OK
     lines = list(_unified(left_result["text"], right_result["text"], str(left_name), str(right_name)))
     sys.stdout.writelines(lines[2:])  # the header is the size line above
-    return EXIT_FINDINGS
+    return Exit.FINDINGS
 
 
 def _unified(old: str, new: str, old_name: str, new_name: str) -> list[str]:
@@ -124,8 +121,14 @@ def variables_text(variables: Sequence[Mapping[str, Any]]) -> str:
 
 
 def explain(message: str, kind: str, data: Mapping[str, Any], files: Mapping[str, str], raw_context: Mapping[str, Any]) -> str:
-    """One line for a failure: `FILE:LINE:COL: cause (kind)` for a template in a file, the field
-    and hints for a context problem, otherwise the message as the wire says it."""
+    """One line for a failure: `FILE:LINE:COL: cause (kind)` for a template in a file or a context
+    or tools file that does not parse, `cannot read FILE: why` for one that cannot be read, the
+    field and hints for a context problem, otherwise the message as the wire says it."""
+    if data.get("file"):
+        # A file read by promptd.prompt.context.read_file_data: its message names it already.
+        if "refusal" in data:
+            return message if data["refusal"] in exits.PLAIN_REFUSALS else f"{message} ({data['refusal']})"
+        return f"{message} ({kind})" if data.get("line") else message
     template = str(data.get("template"))
     if template in files and data.get("line"):
         where = f"{files[template]}:{data['line']}"

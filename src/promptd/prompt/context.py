@@ -186,16 +186,18 @@ def load_file(path: str | Path) -> PromptContext:
 
 
 def read_file_data(path: str | Path) -> Any:
-    """The raw data of a JSON or YAML context file (by extension; otherwise JSON is tried first)."""
+    """The raw data of a JSON or YAML context file (by extension; otherwise JSON is tried first).
+    A file that cannot be read or parsed is an InvalidContext naming it (`file`), with `refusal`
+    (the named-file rule's reason) or the `line` and `column` the parser points at, counted from 1."""
     path = Path(path)
     try:
         # The named-file rule (docs/security.md, "Safe reads"): a FIFO or /dev/zero named as a
         # context can neither hang the command nor exhaust its memory.
         text = files.read_named(path).decode("utf-8")
     except files.Refused as exc:
-        raise InvalidContext(f"cannot read prompt context file {path}: {exc}", field="context", refusal=exc.reason.value) from None
-    except UnicodeDecodeError as exc:
-        raise InvalidContext(f"cannot read prompt context file {path}: {exc}", field="context") from exc
+        raise InvalidContext(f"cannot read {path}: {exc.detail}", field="context", file=str(path), refusal=exc.reason.value) from None
+    except UnicodeDecodeError:
+        raise InvalidContext(f"cannot read {path}: not UTF-8 text", field="context", file=str(path)) from None
     suffix = path.suffix.lower()
     if suffix == ".json":
         return _json(text, path)
@@ -211,7 +213,11 @@ def _json(text: str, path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidContext(f"{path} is not valid JSON (line {exc.lineno})", field="context") from exc
+        # `FILE:LINE:COL: message`, as a compiler says it (json counts both from 1).
+        problem = exc.msg[:1].lower() + exc.msg[1:]
+        raise InvalidContext(
+            f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {problem}", field="context", file=str(path), line=exc.lineno, column=exc.colno
+        ) from None
 
 
 def _yaml(text: str, path: Path) -> Any:
@@ -220,4 +226,11 @@ def _yaml(text: str, path: Path) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise InvalidContext(f"{path} is not valid YAML", field="context") from exc
+        # PyYAML's marks count from 0; an error without one (rare) names the file alone.
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None)
+        suffix = f": {problem}" if problem else ""
+        if mark is None:
+            raise InvalidContext(f"{path}: not valid YAML{suffix}", field="context", file=str(path)) from None
+        line, column = mark.line + 1, mark.column + 1
+        raise InvalidContext(f"{path}:{line}:{column}: not valid YAML{suffix}", field="context", file=str(path), line=line, column=column) from None

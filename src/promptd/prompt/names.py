@@ -1,22 +1,12 @@
 """"Did you mean": the likeliest intended names for a misspelled one.
 
-Domain layer, no imports of its own beyond the standard library, so the engine, the lint and the
-variable listing can all use it without importing each other.
+Domain layer. The helper itself lives at the base (promptd.text.suggest), where the configuration
+and the command line can reach it too; the engine, the lint and the variable listing import it
+from here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from promptd.text import MAX_SUGGESTIONS, SIMILARITY, suggest
 
-# How alike two names must be to be offered (difflib's ratio): 0.75 pairs `is_non_interactve`
-# with `is_non_interactive` and `working_dir` with `working_directory`, and `workdir` with nothing.
-SIMILARITY = 0.75
-MAX_SUGGESTIONS = 3
-
-
-def suggest(name: str, candidates: Iterable[str]) -> list[str]:
-    """The likeliest intended names for `name`, best first (at most three)."""
-    import difflib  # only when a name is misspelled, not at every start
-
-    pool = sorted({c for c in candidates if c != name})
-    return difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=SIMILARITY)
+__all__ = ["MAX_SUGGESTIONS", "SIMILARITY", "suggest"]
