@@ -122,12 +122,17 @@ func NewClient(stream ObjectStream, opts Options) *Client {
 // Call sends any method with any params and decodes its result into result (see Conn.Call).
 // The generated wrappers are built on it; use it directly for methods newer than the wrappers.
 // Once Close has been called, and when promptd refuses a call because it has shut down, the
-// error matches ErrClosed.
+// error matches ErrClosed. When the process Start spawned has gone away by itself (it crashed,
+// was killed), the error is an *ExitError, which matches ErrClosed too and names the exit status
+// or the signal, with the last stderr lines.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	if c.closing.Load() {
 		return &closedError{cause: errClosing}
 	}
-	return c.conn.Call(ctx, method, params, result)
+	if err := c.conn.Call(ctx, method, params, result); err != nil {
+		return c.explain(ctx, err)
+	}
+	return nil
 }
 
 // Notify sends a notification.
@@ -135,7 +140,10 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	if c.closing.Load() {
 		return &closedError{cause: errClosing}
 	}
-	return c.conn.Notify(ctx, method, params)
+	if err := c.conn.Notify(ctx, method, params); err != nil {
+		return c.explain(ctx, err)
+	}
+	return nil
 }
 
 // Conn is the underlying connection.
