@@ -37,8 +37,9 @@ type ProduceFunc func(ctx context.Context, params ProduceParams) (ProduceResult,
 
 // Event is an event notification (event/provider_skipped, event/gate_fired, ...).
 type Event struct {
-	// Method is the event's name (compare it with the EventName constants: EventGateFired, ...).
-	Method string
+	// Method is the event's name: one of the EventName constants (e.Method == EventGateFired),
+	// or an event newer than them.
+	Method EventName
 	// Params are the payload as it came.
 	Params json.RawMessage
 	// Payload is Params decoded into the event's generated type, as a value (ProviderSkippedEvent,
@@ -169,7 +170,7 @@ func (h *callbacks) Handle(ctx context.Context, req *Request) (any, error) {
 			if err != nil {
 				payload = nil
 			}
-			h.onEvent(Event{Method: req.Method, Params: req.Params, Payload: payload, PayloadErr: err})
+			h.onEvent(Event{Method: EventName(req.Method), Params: req.Params, Payload: payload, PayloadErr: err})
 		}
 		return nil, nil // other notifications are for later protocol versions; ignoring them is safe
 	}

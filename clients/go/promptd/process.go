@@ -354,7 +354,7 @@ func (c *Client) initialize(ctx context.Context, timeout time.Duration) error {
 		params.ClientInfo = &ClientInfo{Name: "promptd-go"}
 	}
 	if params.Capabilities == nil {
-		params.Capabilities = &Capabilities{HostProviders: c.opts.Produce != nil, Events: BoolOrList[string]{All: c.opts.OnEvent != nil}}
+		params.Capabilities = &Capabilities{HostProviders: c.opts.Produce != nil, Events: BoolOrList[EventName]{All: c.opts.OnEvent != nil}}
 	}
 	if params.OffsetUnit == nil {
 		// Offsets in results (citation/parse, reminder/parse, content/inspect) count UTF-8

@@ -93,7 +93,7 @@ func TestEverySharedVectorGivesItsExpectedAnswer(t *testing.T) {
 func TestStartInitializesAndTheServerListsEveryMethodTheWrappersCover(t *testing.T) {
 	client := startSidecar(t, Options{Initialize: InitializeParams{
 		ClientInfo:   &ClientInfo{Name: "promptd-go-tests", Version: Ptr("0")},
-		Capabilities: &Capabilities{Events: BoolOrList[string]{All: true}},
+		Capabilities: &Capabilities{Events: BoolOrList[EventName]{All: true}},
 	}})
 	res := client.Handshake()
 	if res.ProtocolVersion != ProtocolVersion || res.ServerInfo.Name != "promptd" || res.ServerInfo.Version == "" {

@@ -343,8 +343,9 @@ const (
 type Capabilities struct {
 	// Default: false.
 	HostProviders bool `json:"host_providers,omitempty"`
+	// The event notifications wanted: true for all, false for none, or a list of event names (EventName); an unknown name is refused with invalid_params.
 	// Default: false.
-	Events BoolOrList[string] `json:"events,omitempty"`
+	Events BoolOrList[EventName] `json:"events,omitempty"`
 }
 
 // CitationDescribeResult is the result of "citation/describe".

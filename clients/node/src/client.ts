@@ -79,8 +79,11 @@ export interface ClientHooks {
 
 export interface StartOptions extends SpawnOptions, ClientHooks {
   clientInfo?: { name: string; version?: string };
-  /** Event notifications wanted: true for all, or names such as "event/gate_fired". */
-  events?: boolean | string[];
+  /**
+   * Event notifications wanted: true for all, or names such as "event/gate_fired" (EventName;
+   * the server refuses a name it does not know, so a misspelt one fails start with -32602).
+   */
+  events?: Capabilities["events"];
   /** Declare `host_providers` even before any provider is added (default: true). */
   hostProviders?: boolean;
   /** Merged over the server's configuration (same shape as promptd.toml). */

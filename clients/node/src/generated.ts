@@ -66,8 +66,11 @@ export interface CancelParams {
 export interface Capabilities {
   /** @default false */
   host_providers?: boolean;
-  /** @default false */
-  events?: boolean | string[];
+  /**
+   * The event notifications wanted: true for all, false for none, or a list of event names (EventName); an unknown name is refused with invalid_params.
+   * @default false
+   */
+  events?: boolean | EventName[];
 }
 
 export interface CitationDescribeParams {

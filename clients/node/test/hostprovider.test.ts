@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 
-import { HostProviderError, type ProduceRequest, type PromptdClient } from "../src/index.js";
+import { HostProviderError, type EventName, type ProduceRequest, type PromptdClient } from "../src/index.js";
 import { startClient } from "./support/env.js";
 
 const NEEDED = ["providers/register", "reminder/assemble"];
@@ -17,7 +17,7 @@ async function clientWithAssembly(
   t: TestContext,
   hostProviders: boolean,
   config?: Record<string, unknown>,
-  events: boolean | string[] = false,
+  events: boolean | EventName[] = false,
 ): Promise<PromptdClient | undefined> {
   const { client } = await startClient(config === undefined ? { hostProviders, events } : { hostProviders, events, config });
   const missing = NEEDED.filter((method) => !client.serverMethods.includes(method));

@@ -21,6 +21,7 @@ import {
   SidecarProcess,
   StartError,
   type ExitInfo,
+  type StartOptions,
 } from "../src/index.js";
 import { CLIENT_ROOT, PROMPTD, serverEnv, startClient } from "./support/env.js";
 
@@ -73,6 +74,19 @@ test("a bad configuration fails start with the exit status and the server's own 
   assert.ok(error.stderr.some((line) => line.includes("invalid config at log_level")), JSON.stringify(error.stderr));
   assert.match(error.message, /promptd did not start: .*exited with status 2.*\n.*invalid config at log_level/s);
   assert.doesNotMatch(error.message, /^the peer closed the connection$/);
+});
+
+test("events are typed as the closed set EventName, and a misspelt one fails start with -32602 instead of never arriving", async () => {
+  // @ts-expect-error: "event/gate_fird" is not an EventName; the compiler catches the typo.
+  const misspelt: StartOptions["events"] = ["event/gate_fird"];
+  const error = await failedStart({ command: PROMPTD, env: serverEnv(), events: misspelt });
+  assert.ok(error instanceof StartError, String(error));
+  assert.ok(error.cause instanceof ResponseError, String(error.cause));
+  assert.equal(error.cause.code, ErrorCodes.InvalidParams);
+  assert.equal(error.cause.kind, "invalid_params");
+  assert.match(JSON.stringify(error.cause.data), /capabilities\.events.*event\/gate_fird/);
+  const { client } = await startClient({ events: ["event/gate_fired"] });
+  await client.stop();
 });
 
 test("a missing config file fails start saying which file", async () => {

@@ -1,10 +1,11 @@
 """Lifecycle methods: initialize, shutdown, rpc.discover."""
 
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from promptd.api.base import ApiModel, Inline, Tools
+from promptd.api.events import EventName
 from promptd.text import OffsetUnit
 
 
@@ -16,9 +17,24 @@ class ClientInfo(ApiModel):
 class Capabilities(ApiModel):
     # The client answers `provider/produce` requests for providers of kind `host`.
     host_providers: bool = False
-    # Event notifications wanted: `true` for all, or a list of method names such as
-    # "event/gate_fired".
-    events: bool | list[str] = False
+    # Event notifications wanted: `true` for all, or a list of event names such as
+    # "event/gate_fired": the closed set EventName, so that a misspelt name is refused
+    # (invalid_params) instead of subscribing to nothing.
+    events: bool | list[EventName] = Field(
+        False,
+        description="The event notifications wanted: true for all, false for none, or a list of event names (EventName); an unknown name is refused with invalid_params.",
+    )
+
+    @field_validator("events", mode="before")
+    @classmethod
+    def _known_events(cls, value: Any) -> Any:
+        # One error naming the unknown event and the known ones, rather than one per union branch.
+        if isinstance(value, list):
+            known = get_args(EventName.__value__)
+            for name in value:
+                if isinstance(name, str) and name not in known:
+                    raise ValueError(f"{name!r} is not an event name; the events are {', '.join(known)}")
+        return value
 
 
 class InitializeParams(ApiModel):
