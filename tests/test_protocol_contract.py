@@ -87,3 +87,17 @@ def test_the_document_describes_both_directions():
     # No Python implementation names leak into the contract.
     assert not [name for name in schemas if name.endswith("Model")]
     assert "ParseResult" not in schemas and {"ReminderParseResult", "CitationParseResult"} <= set(schemas)
+
+
+def test_the_lint_kinds_and_severities_of_the_document_are_the_linters_own():
+    # The wire models name the closed sets (LintKind, LintSeverity) so that the clients type them;
+    # the linter keeps its own constants. The two must be the same sets.
+    from promptd.api.authoring import LintKind, LintSeverity
+    from promptd.prompt import guards, lint
+
+    linter_kinds = {guards.UNGUARDED, guards.DYNAMIC, guards.ALIASED, guards.UNGUARDED_PARAM, guards.UNDEFINED, lint.UNKNOWN_KIND, lint.NOT_PORTABLE, lint.SYNTAX}
+    assert linter_kinds == set(LintKind)
+    assert {lint.ERROR, lint.WARNING} == set(LintSeverity)
+    schemas = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))["components"]["schemas"]
+    assert set(schemas["LintKind"]["enum"]) == set(LintKind)
+    assert set(schemas["LintSeverity"]["enum"]) == set(LintSeverity)

@@ -586,10 +586,37 @@ type Limits struct {
 	ProviderTimeoutMs int64 `json:"provider_timeout_ms"`
 }
 
+// What a prompt/lint violation is (docs/templates.md): a tool name used unguarded, dynamically
+// or aliased, a param used unguarded, a name no render defines, a misspelt tool kind, a construct
+// the reference engine lacks (not_portable), or a syntax error.
+type LintKind string
+
+// The values of LintKind.
+const (
+	LintKindUnguardedTool     LintKind = "unguarded_tool"
+	LintKindDynamicTool       LintKind = "dynamic_tool"
+	LintKindAliasedTools      LintKind = "aliased_tools"
+	LintKindUnguardedParam    LintKind = "unguarded_param"
+	LintKindUndefinedVariable LintKind = "undefined_variable"
+	LintKindUnknownToolKind   LintKind = "unknown_tool_kind"
+	LintKindNotPortable       LintKind = "not_portable"
+	LintKindSyntax            LintKind = "syntax"
+)
+
 // LintResult is the result of "prompt/lint".
 type LintResult struct {
 	Violations []LintViolation `json:"violations"`
 }
+
+// How much a prompt/lint violation matters: an error, or a warning (not_portable), which alone
+// does not fail `promptd lint`.
+type LintSeverity string
+
+// The values of LintSeverity.
+const (
+	LintSeverityError   LintSeverity = "error"
+	LintSeverityWarning LintSeverity = "warning"
+)
 
 // LintViolation is a type of the promptd protocol (see protocol/openrpc.json).
 type LintViolation struct {
@@ -598,11 +625,11 @@ type LintViolation struct {
 	// 1-based, in code points
 	Column int64 `json:"column"`
 	// unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
+	Kind    LintKind `json:"kind"`
+	Message string   `json:"message"`
 	// error, or warning (not_portable): a warning alone does not fail `promptd lint`.
 	// Default: "error".
-	Severity string `json:"severity,omitempty"`
+	Severity LintSeverity `json:"severity,omitempty"`
 }
 
 // MarkerForm is a type of the promptd protocol (see protocol/openrpc.json).

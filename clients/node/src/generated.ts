@@ -331,6 +331,13 @@ export interface Limits {
   provider_timeout_ms: number;
 }
 
+/**
+ * What a prompt/lint violation is (docs/templates.md): a tool name used unguarded, dynamically
+ * or aliased, a param used unguarded, a name no render defines, a misspelt tool kind, a construct
+ * the reference engine lacks (not_portable), or a syntax error.
+ */
+export type LintKind = "unguarded_tool" | "dynamic_tool" | "aliased_tools" | "unguarded_param" | "undefined_variable" | "unknown_tool_kind" | "not_portable" | "syntax";
+
 export interface LintParams {
   template: string;
   /** Tool kinds exempt from the guard rule; defaults to config prompt.exempt_kinds. */
@@ -356,19 +363,25 @@ export interface LintResult {
   violations: LintViolation[];
 }
 
+/**
+ * How much a prompt/lint violation matters: an error, or a warning (not_portable), which alone
+ * does not fail `promptd lint`.
+ */
+export type LintSeverity = "error" | "warning";
+
 export interface LintViolation {
   /** 1-based */
   line: number;
   /** 1-based, in code points */
   column: number;
   /** unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax */
-  kind: string;
+  kind: LintKind;
   message: string;
   /**
    * error, or warning (not_portable): a warning alone does not fail `promptd lint`.
    * @default "error"
    */
-  severity?: string;
+  severity?: LintSeverity;
 }
 
 export type MarkerForm = "pua" | "ascii" | "object";
