@@ -2,7 +2,10 @@
 
 package promptd
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // ProtocolVersion is the protocol version of the document the types were generated from.
 const ProtocolVersion = "2026-11-01"
@@ -741,7 +744,7 @@ type PromptContext struct {
 	PromptBody *string `json:"prompt_body,omitempty"`
 	// Base template override: "none", "codex" (the sealed Apply-Patch template), {"custom": "..."}, {"sealed": "<id>"} (a template sealed in the vault), or a legacy plain template string (read as {"custom": ...}).
 	// Default: "none".
-	SystemPrompt any `json:"system_prompt,omitempty"`
+	SystemPrompt *PromptContextSystemPrompt `json:"system_prompt,omitempty"`
 }
 
 // PromptMode is a type of the promptd protocol (see protocol/openrpc.json).
@@ -1147,6 +1150,14 @@ const (
 	InitializeResultOffsetUnitUTF8Bytes  InitializeResultOffsetUnit = "utf8_bytes"
 )
 
+type PromptContextSystemPromptName string
+
+// The values of PromptContextSystemPromptName.
+const (
+	PromptContextSystemPromptNameNone  PromptContextSystemPromptName = "none"
+	PromptContextSystemPromptNameCodex PromptContextSystemPromptName = "codex"
+)
+
 type TodoItemStatus string
 
 // The values of TodoItemStatus.
@@ -1156,6 +1167,53 @@ const (
 	TodoItemStatusCompleted  TodoItemStatus = "completed"
 	TodoItemStatusCancelled  TodoItemStatus = "cancelled"
 )
+
+// PromptContextSystemPrompt is one of several shapes: set exactly one of Name, CustomOverride, SealedOverride.
+// Name is the string form; each other field is the object form of that name.
+type PromptContextSystemPrompt struct {
+	Name           PromptContextSystemPromptName
+	CustomOverride *CustomOverride
+	SealedOverride *SealedOverride
+}
+
+// MarshalJSON writes the one alternative that is set (an error when none or several are).
+func (v PromptContextSystemPrompt) MarshalJSON() ([]byte, error) {
+	set, out := 0, any(nil)
+	if v.Name != "" {
+		set, out = set+1, v.Name
+	}
+	if v.CustomOverride != nil {
+		set, out = set+1, v.CustomOverride
+	}
+	if v.SealedOverride != nil {
+		set, out = set+1, v.SealedOverride
+	}
+	if set != 1 {
+		return nil, fmt.Errorf("promptd: PromptContextSystemPrompt: set exactly one of Name, CustomOverride, SealedOverride (%d are set)", set)
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads a string into Name and an object into the alternative its fields name (custom, sealed).
+func (v *PromptContextSystemPrompt) UnmarshalJSON(data []byte) error {
+	*v = PromptContextSystemPrompt{}
+	if len(data) > 0 && data[0] == '"' {
+		return json.Unmarshal(data, &v.Name)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	if _, ok := fields["custom"]; ok {
+		v.CustomOverride = new(CustomOverride)
+		return json.Unmarshal(data, v.CustomOverride)
+	}
+	if _, ok := fields["sealed"]; ok {
+		v.SealedOverride = new(SealedOverride)
+		return json.Unmarshal(data, v.SealedOverride)
+	}
+	return fmt.Errorf("promptd: PromptContextSystemPrompt: an object with none of the fields custom, sealed")
+}
 
 // BoolOrList is a JSON value that is either true/false or a list: List when it is not nil,
 // else All. (capabilities.events: BoolOrList[EventName]{All: true} for every event, or
