@@ -5,7 +5,7 @@ Glue layer, an area of its own so that a host that only renders never imports th
 
 from __future__ import annotations
 
-from promptd.api.authoring import LintParams, LintResult, LintViolation, TemplateVariable, VarsParams, VarsResult
+from promptd.api.authoring import LintKind, LintParams, LintResult, LintSeverity, LintViolation, TemplateVariable, VarsParams, VarsResult
 from promptd.methods.base import Context, Method
 
 
@@ -14,7 +14,9 @@ def lint(params: LintParams, ctx: Context) -> LintResult:
 
     exempt = params.exempt_kinds if params.exempt_kinds is not None else ctx.runtime.config.prompt.exempt_kinds
     found = guard.lint(params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds)
-    return LintResult(violations=[LintViolation(line=v.line, column=v.column, kind=v.kind, message=v.message, severity=v.severity) for v in found])
+    return LintResult(
+        violations=[LintViolation(line=v.line, column=v.column, kind=LintKind(v.kind), message=v.message, severity=LintSeverity(v.severity)) for v in found]
+    )
 
 
 def variables(params: VarsParams, ctx: Context) -> VarsResult:
