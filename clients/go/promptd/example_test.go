@@ -85,7 +85,7 @@ func Example_events() {
 			Capabilities: &promptd.Capabilities{
 				Events: promptd.BoolOrList[promptd.EventName]{List: []promptd.EventName{promptd.EventGateFired}},
 			},
-			Config: map[string]any{"todo_gate": map[string]any{"enabled": true}},
+			Config: &promptd.Config{TodoGate: &promptd.TodoGateConfig{Enabled: promptd.Ptr(true)}},
 		},
 		OnEvent: func(e promptd.Event) {
 			if e.Method == promptd.EventGateFired {

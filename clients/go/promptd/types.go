@@ -103,9 +103,10 @@ type InitializeParams struct {
 	ProtocolVersion *string       `json:"protocol_version,omitempty"`
 	ClientInfo      *ClientInfo   `json:"client_info,omitempty"`
 	Capabilities    *Capabilities `json:"capabilities,omitempty"`
+	// Deep-merged over the process configuration: the shape of promptd.toml (Config), every field optional; an invalid one is refused with invalid_config and changes nothing.
 	// Default: {}.
-	Config map[string]any `json:"config,omitempty"`
-	Tools  *Tools         `json:"tools,omitempty"`
+	Config *Config `json:"config,omitempty"`
+	Tools  *Tools  `json:"tools,omitempty"`
 	// The unit of every offset promptd returns (start/end of citation/parse segments, reminder/parse blocks, content/inspect spans): code_points, utf16_units (JavaScript) or utf8_bytes (Go).
 	// Default: "code_points".
 	OffsetUnit *InitializeParamsOffsetUnit `json:"offset_unit,omitempty"`
@@ -425,6 +426,23 @@ type ComposeResult struct {
 	Reminder AssembleResult `json:"reminder"`
 }
 
+// Config is a type of the promptd protocol (see protocol/openrpc.json).
+type Config struct {
+	// promptd's default: 16777216.
+	MaxMessageBytes *int64 `json:"max_message_bytes,omitempty"`
+	// promptd's default: "info".
+	LogLevel *LogLevel `json:"log_level,omitempty"`
+	// promptd's default: 5000.
+	ShutdownDeadlineMs *int64           `json:"shutdown_deadline_ms,omitempty"`
+	Reminders          *RemindersConfig `json:"reminders,omitempty"`
+	Keys               *KeysConfig      `json:"keys,omitempty"`
+	TodoGate           *TodoGateConfig  `json:"todo_gate,omitempty"`
+	TodoNudge          *TodoNudgeConfig `json:"todo_nudge,omitempty"`
+	Sessions           *SessionsConfig  `json:"sessions,omitempty"`
+	Prompt             *PromptConfig    `json:"prompt,omitempty"`
+	Vault              *VaultConfig     `json:"vault,omitempty"`
+}
+
 // `{"custom": "..."}`: a caller-provided base template.
 type CustomOverride struct {
 	Custom string `json:"custom"`
@@ -484,6 +502,15 @@ const (
 	EventGateFired       EventName = "event/gate_fired"
 	EventGateExhausted   EventName = "event/gate_exhausted"
 	EventNudgeFired      EventName = "event/nudge_fired"
+)
+
+// Eviction is a type of the promptd protocol (see protocol/openrpc.json).
+type Eviction string
+
+// The values of Eviction.
+const (
+	EvictionOldest      Eviction = "oldest"
+	EvictionLeastRecent Eviction = "least_recent"
 )
 
 // FragmentReport is a type of the promptd protocol (see protocol/openrpc.json).
@@ -569,11 +596,27 @@ type InspectResult struct {
 // JSONValue is a type of the promptd protocol (see protocol/openrpc.json).
 type JSONValue = any
 
+// KeyEntry is a type of the promptd protocol (see protocol/openrpc.json).
+type KeyEntry struct {
+	Key     string `json:"key"`
+	Purpose string `json:"purpose"`
+	// Default: "host".
+	IntroducedIn *string `json:"introduced_in,omitempty"`
+}
+
 // KeyInfo is a type of the promptd protocol (see protocol/openrpc.json).
 type KeyInfo struct {
 	Key          string `json:"key"`
 	Purpose      string `json:"purpose"`
 	IntroducedIn string `json:"introduced_in"`
+}
+
+// KeysConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type KeysConfig struct {
+	// promptd's default: false.
+	Strict *bool `json:"strict,omitempty"`
+	// promptd's default: [].
+	Extra []KeyEntry `json:"extra,omitempty"`
 }
 
 // KeysResult is the result of "reminder/keys".
@@ -635,6 +678,17 @@ type LintViolation struct {
 	Severity LintSeverity `json:"severity,omitempty"`
 }
 
+// LogLevel is a type of the promptd protocol (see protocol/openrpc.json).
+type LogLevel string
+
+// The values of LogLevel.
+const (
+	LogLevelDebug   LogLevel = "debug"
+	LogLevelInfo    LogLevel = "info"
+	LogLevelWarning LogLevel = "warning"
+	LogLevelError   LogLevel = "error"
+)
+
 // MarkerForm is a type of the promptd protocol (see protocol/openrpc.json).
 type MarkerForm string
 
@@ -694,6 +748,16 @@ type ProduceParams struct {
 type ProduceResult struct {
 	// The fragment's text, or null for nothing this turn.
 	Text *string `json:"text"`
+}
+
+// PromptConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type PromptConfig struct {
+	// promptd's default: [].
+	ExemptKinds []string `json:"exempt_kinds,omitempty"`
+	// promptd's default: true.
+	StrictUndefined *bool `json:"strict_undefined,omitempty"`
+	// promptd's default: 2000.
+	RenderTimeoutMs *int64 `json:"render_timeout_ms,omitempty"`
 }
 
 // The prompt context's structure, with its defaults.
@@ -824,6 +888,40 @@ type ReminderPart struct {
 	Body string `json:"body"`
 }
 
+// RemindersConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type RemindersConfig struct {
+	// promptd's default: "pua".
+	Style *BlockStyle `json:"style,omitempty"`
+	// promptd's default: 6000.
+	BudgetChars *int64 `json:"budget_chars,omitempty"`
+	// promptd's default: 2000.
+	ProviderTimeoutMs *int64 `json:"provider_timeout_ms,omitempty"`
+	// promptd's default: 65536.
+	LedgerMaxEntries *int64 `json:"ledger_max_entries,omitempty"`
+	// promptd's default: "oldest".
+	LedgerEviction *Eviction `json:"ledger_eviction,omitempty"`
+	// promptd's default: null.
+	SpillDir *string `json:"spill_dir,omitempty"`
+	// promptd's default: 24.
+	SpillRetentionHours *float64 `json:"spill_retention_hours,omitempty"`
+	// promptd's default: 1048576.
+	SpillMaxFileBytes *int64 `json:"spill_max_file_bytes,omitempty"`
+	// promptd's default: 16777216.
+	SpillMaxSessionBytes *int64 `json:"spill_max_session_bytes,omitempty"`
+	// promptd's default: 268435456.
+	SpillMaxTotalBytes *int64 `json:"spill_max_total_bytes,omitempty"`
+	// promptd's default: true.
+	SessionMetadata *bool `json:"session_metadata,omitempty"`
+	// promptd's default: true.
+	ProjectMemory *bool `json:"project_memory,omitempty"`
+	// promptd's default: 20000.
+	ProjectMemoryMaxChars *int64 `json:"project_memory_max_chars,omitempty"`
+	// promptd's default: true.
+	FileModified *bool `json:"file_modified,omitempty"`
+	// promptd's default: [].
+	Providers []map[string]any `json:"providers,omitempty"`
+}
+
 // RenderResult is the result of "prompt/render".
 type RenderResult struct {
 	Text string `json:"text"`
@@ -876,6 +974,20 @@ const (
 type ServerInfo struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+}
+
+// SessionsConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type SessionsConfig struct {
+	// promptd's default: 3600.
+	IdleTimeoutS *float64 `json:"idle_timeout_s,omitempty"`
+	// promptd's default: 1024.
+	MaxSessions *int64 `json:"max_sessions,omitempty"`
+	// promptd's default: 256.
+	MaxIDBytes *int64 `json:"max_id_bytes,omitempty"`
+	// promptd's default: 16384.
+	MaxFieldBytes *int64 `json:"max_field_bytes,omitempty"`
+	// promptd's default: 262144.
+	MaxSessionBytes *int64 `json:"max_session_bytes,omitempty"`
 }
 
 // SkipReason is a type of the promptd protocol (see protocol/openrpc.json).
@@ -967,11 +1079,29 @@ type TemplateVariable struct {
 	Source VariableSource `json:"source"`
 }
 
+// TodoGateConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type TodoGateConfig struct {
+	// promptd's default: false.
+	Enabled *bool `json:"enabled,omitempty"`
+	// promptd's default: 2.
+	MaxFiresPerPrompt *int64 `json:"max_fires_per_prompt,omitempty"`
+}
+
 // TodoItem is a type of the promptd protocol (see protocol/openrpc.json).
 type TodoItem struct {
 	ID      string         `json:"id"`
 	Content string         `json:"content"`
 	Status  TodoItemStatus `json:"status"`
+}
+
+// TodoNudgeConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type TodoNudgeConfig struct {
+	// promptd's default: true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// promptd's default: 3.
+	TurnsSinceTodoWrite *int64 `json:"turns_since_todo_write,omitempty"`
+	// promptd's default: 5.
+	TurnsBetweenReminders *int64 `json:"turns_between_reminders,omitempty"`
 }
 
 // The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`.
@@ -999,6 +1129,29 @@ type VarsResult struct {
 	// Every variable a template rendered with these params sees, in merge order.
 	Variables []TemplateVariable `json:"variables"`
 }
+
+// VaultConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type VaultConfig struct {
+	// promptd's default: "auto".
+	KeySource *VaultKeySource `json:"key_source,omitempty"`
+	// promptd's default: null.
+	KeyFile *string `json:"key_file,omitempty"`
+	// promptd's default: null.
+	TemplateFile *string `json:"template_file,omitempty"`
+	// promptd's default: {}.
+	Templates *VaultConfigTemplates `json:"templates,omitempty"`
+}
+
+// VaultKeySource is a type of the promptd protocol (see protocol/openrpc.json).
+type VaultKeySource string
+
+// The values of VaultKeySource.
+const (
+	VaultKeySourceAuto    VaultKeySource = "auto"
+	VaultKeySourceEnv     VaultKeySource = "env"
+	VaultKeySourceKeyFile VaultKeySource = "key_file"
+	VaultKeySourceShipped VaultKeySource = "shipped"
+)
 
 // WrapResult is the result of "reminder/wrap", "reminder/wrap_many".
 type WrapResult struct {
@@ -1111,6 +1264,9 @@ func decodeEvent(method string, params json.RawMessage) (any, error) {
 	}
 	return nil, nil
 }
+
+// promptd's default: {}.
+type VaultConfigTemplates struct{}
 
 type InitializeParamsOffsetUnit string
 

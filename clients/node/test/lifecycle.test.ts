@@ -20,6 +20,7 @@ import {
   ResponseError,
   SidecarProcess,
   StartError,
+  type Config,
   type ExitInfo,
   type StartOptions,
 } from "../src/index.js";
@@ -87,6 +88,23 @@ test("events are typed as the closed set EventName, and a misspelt one fails sta
   assert.match(JSON.stringify(error.cause.data), /capabilities\.events.*event\/gate_fird/);
   const { client } = await startClient({ events: ["event/gate_fired"] });
   await client.stop();
+});
+
+test("config is typed as promptd.toml's shape: a misspelt setting does not compile, and the server refuses it (invalid_config)", async () => {
+  // @ts-expect-error: todo_gat is not a section of Config.
+  const misspelt: Config = { todo_gat: { enabled: true } };
+  const error = await failedStart({ command: PROMPTD, env: serverEnv(), config: misspelt });
+  assert.ok(error instanceof StartError, String(error));
+  assert.ok(error.cause instanceof ResponseError, String(error.cause));
+  assert.equal(error.cause.kind, "invalid_config");
+  const { client } = await startClient({ config: { todo_gate: { enabled: true, max_fires_per_prompt: 1 }, reminders: { style: "xml" } } });
+  try {
+    const gate = await client.todoGate({ session: "s", prompt_id: "p", todos: [{ id: "1", content: "x", status: "pending" }], last_step_called_tool: false });
+    assert.equal(gate.decision, "nudge");
+    assert.match(gate.reminder ?? "", /^<system-reminder/);
+  } finally {
+    await client.stop();
+  }
 });
 
 test("a missing config file fails start saying which file", async () => {

@@ -1,8 +1,11 @@
 """Lifecycle methods: initialize, shutdown, rpc.discover."""
 
+import json
 from typing import Annotated, Any, get_args
 
-from pydantic import Field, field_validator
+from pydantic import Field, GetJsonSchemaHandler, field_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from promptd.api.base import ApiModel, Inline, Tools
 from promptd.api.events import EventName
@@ -37,12 +40,50 @@ class Capabilities(ApiModel):
         return value
 
 
+class ConfigShape:
+    """`Annotated[dict[str, Any], ConfigShape()]`: the field stays a plain mapping (initialize
+    deep-merges it over the process configuration, and promptd.config validates it there, as
+    `invalid_config`), while its schema is promptd.config's own models, so that the clients type
+    it without a copy of them: the `Config` component and one per section.
+
+    Every field of an override is optional, and absent means "keep what the process has" (from
+    promptd.toml or PROMPTD_*), not "the default": so the fields of Config and of its sections
+    carry their default in their description rather than as `default`, which a client would take
+    as the value an absent field has."""
+
+    __slots__ = ()
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        from pydantic import create_model
+
+        from promptd.config import Config
+
+        # Through a field of a model, so that Config is a named component, not written in place.
+        holder = create_model("ConfigHolder", config=(Config, ...))
+        reference: JsonSchemaValue = handler.resolve_ref_schema(handler(holder.__pydantic_core_schema__))["properties"]["config"]
+        _defaults_described(reference, handler)
+        return {**reference, "description": "Deep-merged over the process configuration: the shape of promptd.toml (Config), every field optional; an invalid one is refused with invalid_config and changes nothing."}
+
+
+def _defaults_described(reference: JsonSchemaValue, handler: GetJsonSchemaHandler) -> None:
+    """Moves the defaults of an object schema's fields (and of its sections', recursively) into
+    their descriptions."""
+    target = handler.resolve_ref_schema(reference)
+    for field in target.get("properties", {}).values():
+        if "default" in field:
+            default = json.dumps(field.pop("default"))
+            field["description"] = f"{field['description']} " if "description" in field else ""
+            field["description"] += f"promptd's default: {default}."
+        if "$ref" in field and "properties" in handler.resolve_ref_schema(field):
+            _defaults_described(field, handler)
+
+
 class InitializeParams(ApiModel):
     protocol_version: str | None = None
     client_info: ClientInfo | None = None
     capabilities: Capabilities = Field(default_factory=Capabilities)
     # Deep-merged over the process configuration (same shape as promptd.toml).
-    config: dict[str, Any] = {}
+    config: Annotated[dict[str, Any], ConfigShape()] = {}
     # The default tool set for prompt rendering and the todo reminders.
     tools: Tools | None = None
     # What every offset in a result counts: Unicode code points (Python str, Go []rune), UTF-16
