@@ -32,7 +32,7 @@ export {
   ResponseError,
   StartError,
 } from "./errors.js";
-export type { ErrorObject, SidecarReport } from "./errors.js";
+export type { ErrorObject, ResponseErrorCode, SidecarReport } from "./errors.js";
 export { SidecarProcess, DEFAULT_GRACE_MS } from "./process.js";
 export { StderrTail, DEFAULT_STDERR_BYTES, DEFAULT_STDERR_LINES } from "./stderr.js";
 export type { StderrOptions } from "./stderr.js";
