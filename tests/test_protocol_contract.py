@@ -89,6 +89,12 @@ def test_the_document_describes_both_directions():
     assert "ParseResult" not in schemas and {"ReminderParseResult", "CitationParseResult"} <= set(schemas)
 
 
+def test_only_the_requests_the_clients_send_themselves_are_marked_x_no_wrapper():
+    # Both generators read the mark; shutdown is sent by the clients' stop() and Close.
+    document = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))
+    assert [m["name"] for m in document["methods"] if m.get("x-no-wrapper")] == ["shutdown"]
+
+
 def test_the_lint_kinds_and_severities_of_the_document_are_the_linters_own():
     # The wire models name the closed sets (LintKind, LintSeverity) so that the clients type them;
     # the linter keeps its own constants. The two must be the same sets.

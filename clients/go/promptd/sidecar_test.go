@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -276,8 +277,12 @@ func TestCloseShutsDownInOrderAndTheProcessExitsCleanly(t *testing.T) {
 
 func TestAfterShutdownRequestsAreRefusedAndTheProcessStillEndsCleanly(t *testing.T) {
 	client := startSidecar(t, Options{})
-	if err := client.Shutdown(testContext(t)); err != nil {
+	// A raw shutdown (Close sends it itself; there is no Shutdown wrapper).
+	if err := client.Call(testContext(t), "shutdown", nil, nil); err != nil {
 		t.Fatal(err)
+	}
+	if _, ok := reflect.TypeOf(client).MethodByName("Shutdown"); ok {
+		t.Fatal("the client has a Shutdown wrapper, which the document marks x-no-wrapper")
 	}
 	// promptd answers -32002; the client reports it in the one shape a closed client has.
 	_, err := client.ReminderKeys(testContext(t))

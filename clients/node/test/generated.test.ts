@@ -33,10 +33,18 @@ test("the generated file starts with a do-not-edit line naming the command that 
   assert.match(first ?? "", /DO NOT EDIT.*make -C clients\/node generate/);
 });
 
-test("every request method of the protocol has a typed wrapper on the client", () => {
-  const doc = JSON.parse(readFileSync(join(REPO_ROOT, "protocol", "openrpc.json"), "utf8")) as { methods: Array<{ name: string; result?: unknown }> };
-  const requests = doc.methods.filter((method) => method.result !== undefined).map((method) => method.name);
-  assert.deepEqual([...METHOD_NAMES].sort(), requests.sort());
+test("every request method of the protocol has a typed wrapper on the client, except those the document marks x-no-wrapper", async () => {
+  const doc = JSON.parse(readFileSync(join(REPO_ROOT, "protocol", "openrpc.json"), "utf8")) as {
+    methods: Array<{ name: string; result?: unknown; "x-no-wrapper"?: boolean }>;
+  };
+  const requests = doc.methods.filter((method) => method.result !== undefined);
+  assert.deepEqual([...METHOD_NAMES].sort(), requests.map((method) => method.name).sort());
+  const { wrapperName } = await generator();
+  for (const method of requests) {
+    const wrapped = wrapperName(method.name) in PromptdClient.prototype;
+    assert.equal(wrapped, method["x-no-wrapper"] !== true, `${method.name}: wrapper ${wrapped ? "present" : "missing"}`);
+  }
+  assert.ok(requests.some((method) => method.name === "shutdown" && method["x-no-wrapper"] === true));
 });
 
 test("method names become camelCase wrappers", async () => {

@@ -128,13 +128,14 @@ func Generate(spec []byte, names, clientMethods map[string]bool) (map[string][]b
 	return out, nil
 }
 
-// callable lists the methods that get a wrapper: every method with a result. Notifications
-// (exit, $/cancelRequest) have none; the client sends those itself as part of Close and of a
-// cancelled call.
+// callable lists the methods that get a wrapper: every method with a result that the document
+// does not mark x-no-wrapper. Notifications (exit, $/cancelRequest) have none, and neither has
+// shutdown (x-no-wrapper): the client sends those itself, as part of Close and of a cancelled
+// call, and a raw Shutdown would leave a half-closed client.
 func (g *generator) callable() []method {
 	var out []method
 	for _, m := range g.doc.Methods {
-		if m.Result != nil {
+		if m.Result != nil && !m.NoWrapper {
 			out = append(out, m)
 		}
 	}

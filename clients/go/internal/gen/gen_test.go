@@ -74,6 +74,7 @@ const sample = `{
       {"name": "either", "required": false, "schema": {"anyOf": [{"$ref": "#/components/schemas/Custom"}, {"$ref": "#/components/schemas/AlsoCustom"}]}}
     ], "result": {"name": "result", "schema": {"$ref": "#/components/schemas/Thing-Output"}}},
     {"name": "thing/drop", "params": [], "result": {"name": "result", "schema": {"$ref": "#/components/schemas/Empty"}}},
+    {"name": "thing/stop", "params": [], "result": {"name": "result", "schema": {"$ref": "#/components/schemas/Empty"}}, "x-no-wrapper": true},
     {"name": "thing/poke", "params": []}
   ],
   "components": {"schemas": {
@@ -139,6 +140,9 @@ func TestTheGeneratorMapsEachSchemaShapeToItsGoType(t *testing.T) {
 	}
 	if strings.Contains(methods, "ThingPoke") {
 		t.Error("a notification got a wrapper")
+	}
+	if strings.Contains(methods, "ThingStop") {
+		t.Error("a method marked x-no-wrapper got a wrapper")
 	}
 }
 
