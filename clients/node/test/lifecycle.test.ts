@@ -18,12 +18,12 @@ import {
   PromptdClient,
   ProtocolVersionError,
   ResponseError,
-  SidecarProcess,
   StartError,
   type Config,
   type ExitInfo,
   type StartOptions,
 } from "../src/index.js";
+import { SidecarProcess } from "../src/process.js";
 import { CLIENT_ROOT, PROMPTD, serverEnv, startClient } from "./support/env.js";
 
 test("start initializes: the server names itself, speaks our protocol version and lists its methods", async () => {
