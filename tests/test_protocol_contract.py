@@ -89,6 +89,14 @@ def test_the_document_describes_both_directions():
     assert "ParseResult" not in schemas and {"ReminderParseResult", "CitationParseResult"} <= set(schemas)
 
 
+def test_the_closed_set_of_event_names_is_exactly_the_events_with_a_model():
+    from typing import get_args
+
+    from promptd.api.core import EventName
+
+    assert set(get_args(EventName.__value__)) == set(EVENTS)
+
+
 def test_only_the_requests_the_clients_send_themselves_are_marked_x_no_wrapper():
     # Both generators read the mark; shutdown is sent by the clients' stop() and Close.
     document = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))

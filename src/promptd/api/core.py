@@ -1,20 +1,28 @@
 """Lifecycle methods: initialize, shutdown, rpc.discover."""
 
 import json
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, GetJsonSchemaHandler, field_validator
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+from typing_extensions import TypeAliasType
 
 from promptd.api.base import ApiModel, Inline, Tools
-from promptd.api.events import EventName
 from promptd.text import OffsetUnit
 
 
 class ClientInfo(ApiModel):
     name: str
     version: str | None = None
+
+
+# The closed set of event names: `capabilities.events` and the clients' event types. One model per
+# event is in promptd.api.events (EVENTS), whose keys are exactly these.
+EventName = TypeAliasType(
+    "EventName",
+    Literal["event/provider_skipped", "event/spilled", "event/gate_fired", "event/gate_exhausted", "event/nudge_fired"],
+)
 
 
 class Capabilities(ApiModel):
