@@ -87,3 +87,31 @@ def test_the_document_describes_both_directions():
     # No Python implementation names leak into the contract.
     assert not [name for name in schemas if name.endswith("Model")]
     assert "ParseResult" not in schemas and {"ReminderParseResult", "CitationParseResult"} <= set(schemas)
+
+
+def test_the_closed_set_of_event_names_is_exactly_the_events_with_a_model():
+    from typing import get_args
+
+    from promptd.api.core import EventName
+
+    assert set(get_args(EventName.__value__)) == set(EVENTS)
+
+
+def test_only_the_requests_the_clients_send_themselves_are_marked_x_no_wrapper():
+    # Both generators read the mark; shutdown is sent by the clients' stop() and Close.
+    document = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))
+    assert [m["name"] for m in document["methods"] if m.get("x-no-wrapper")] == ["shutdown"]
+
+
+def test_the_lint_kinds_and_severities_of_the_document_are_the_linters_own():
+    # The wire models name the closed sets (LintKind, LintSeverity) so that the clients type them;
+    # the linter keeps its own constants. The two must be the same sets.
+    from promptd.api.authoring import LintKind, LintSeverity
+    from promptd.prompt import guards, lint
+
+    linter_kinds = {guards.UNGUARDED, guards.DYNAMIC, guards.ALIASED, guards.UNGUARDED_PARAM, guards.UNDEFINED, lint.UNKNOWN_KIND, lint.NOT_PORTABLE, lint.SYNTAX}
+    assert linter_kinds == set(LintKind)
+    assert {lint.ERROR, lint.WARNING} == set(LintSeverity)
+    schemas = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))["components"]["schemas"]
+    assert set(schemas["LintKind"]["enum"]) == set(LintKind)
+    assert set(schemas["LintSeverity"]["enum"]) == set(LintSeverity)

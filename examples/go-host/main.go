@@ -112,7 +112,7 @@ func run() error {
 		Initialize: promptd.InitializeParams{
 			ClientInfo: &promptd.ClientInfo{Name: "example-go-host"},
 			Tools:      &promptd.Tools{ByKind: map[string]string{"read": "read_file", "plan": "todo_write"}},
-			Config:     map[string]any{"todo_gate": map[string]any{"enabled": true}},
+			Config:     &promptd.Config{TodoGate: &promptd.TodoGateConfig{Enabled: promptd.Ptr(true)}},
 		},
 		// Answers promptd's provider/produce requests for every provider of kind "host".
 		Produce: func(ctx context.Context, p promptd.ProduceParams) (promptd.ProduceResult, error) {

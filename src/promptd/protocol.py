@@ -9,7 +9,9 @@ file differs, so the schema is never written twice by hand.
 
 Both directions are in it:
 
-- `methods`: what the client sends (the method table in promptd.methods);
+- `methods`: what the client sends (the method table in promptd.methods); `x-no-wrapper: true`
+  marks a request the clients send themselves as part of their own lifecycle (shutdown, within
+  stop() and Close), for which no generated client offers a typed wrapper;
 - `x-server-to-client`: what the server sends, in the same OpenRPC method form: the
   `provider/produce` request (params and result from promptd.api.host) and the `event/*`
   notifications (params from promptd.api.events; no result, they are never answered);
@@ -55,6 +57,8 @@ class DescribedMethod(Protocol):
     def summary(self) -> str: ...
     @property
     def notification(self) -> bool: ...
+    @property
+    def client_driven(self) -> bool: ...
 
 
 MethodTable = Mapping[str, DescribedMethod]
@@ -107,9 +111,11 @@ def _document(entries: tuple[tuple[str, DescribedMethod], ...]) -> dict[str, Any
 
     methods = []
     for name, method in sorted(entries, key=lambda entry: entry[0]):
-        methods.append(
-            _method_entry(name, method.summary, method.params, None if method.notification else method.result, keyed, schemas, "validation", "serialization")
-        )
+        entry = _method_entry(name, method.summary, method.params, None if method.notification else method.result, keyed, schemas, "validation", "serialization")
+        if method.client_driven:
+            # The clients send it themselves (stop(), Close), so none generates a wrapper for it.
+            entry["x-no-wrapper"] = True
+        methods.append(entry)
 
     server_to_client = [
         _method_entry(

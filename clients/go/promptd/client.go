@@ -37,8 +37,9 @@ type ProduceFunc func(ctx context.Context, params ProduceParams) (ProduceResult,
 
 // Event is an event notification (event/provider_skipped, event/gate_fired, ...).
 type Event struct {
-	// Method is the event's name (compare it with the EventName constants: EventGateFired, ...).
-	Method string
+	// Method is the event's name: one of the EventName constants (e.Method == EventGateFired),
+	// or an event newer than them.
+	Method EventName
 	// Params are the payload as it came.
 	Params json.RawMessage
 	// Payload is Params decoded into the event's generated type, as a value (ProviderSkippedEvent,
@@ -122,12 +123,17 @@ func NewClient(stream ObjectStream, opts Options) *Client {
 // Call sends any method with any params and decodes its result into result (see Conn.Call).
 // The generated wrappers are built on it; use it directly for methods newer than the wrappers.
 // Once Close has been called, and when promptd refuses a call because it has shut down, the
-// error matches ErrClosed.
+// error matches ErrClosed. When the process Start spawned has gone away by itself (it crashed,
+// was killed), the error is an *ExitError, which matches ErrClosed too and names the exit status
+// or the signal, with the last stderr lines.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	if c.closing.Load() {
 		return &closedError{cause: errClosing}
 	}
-	return c.conn.Call(ctx, method, params, result)
+	if err := c.conn.Call(ctx, method, params, result); err != nil {
+		return c.explain(ctx, err)
+	}
+	return nil
 }
 
 // Notify sends a notification.
@@ -135,7 +141,10 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	if c.closing.Load() {
 		return &closedError{cause: errClosing}
 	}
-	return c.conn.Notify(ctx, method, params)
+	if err := c.conn.Notify(ctx, method, params); err != nil {
+		return c.explain(ctx, err)
+	}
+	return nil
 }
 
 // Conn is the underlying connection.
@@ -161,7 +170,7 @@ func (h *callbacks) Handle(ctx context.Context, req *Request) (any, error) {
 			if err != nil {
 				payload = nil
 			}
-			h.onEvent(Event{Method: req.Method, Params: req.Params, Payload: payload, PayloadErr: err})
+			h.onEvent(Event{Method: EventName(req.Method), Params: req.Params, Payload: payload, PayloadErr: err})
 		}
 		return nil, nil // other notifications are for later protocol versions; ignoring them is safe
 	}

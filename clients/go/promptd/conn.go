@@ -198,7 +198,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 // Close ends the connection: the stream is closed, pending calls fail with ErrClosed and handler
 // contexts are cancelled. It is safe to call more than once.
 func (c *Conn) Close() error {
-	first := c.shut(errors.New("closed by the client"))
+	first := c.shut(errClosedByClient)
 	if !first {
 		return nil
 	}

@@ -310,7 +310,7 @@ func TestEventsArriveInOrderAndASlowHandlerNeverHoldsUpAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(release)
-	for _, want := range []string{"event/first", "event/second"} {
+	for _, want := range []EventName{"event/first", "event/second"} {
 		select {
 		case e := <-events:
 			if e.Method != want {

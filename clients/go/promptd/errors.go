@@ -78,6 +78,9 @@ func (e *closedError) Unwrap() error { return e.cause }
 // errServerShutDown is the reason given for a call promptd refused because it has shut down.
 var errServerShutDown = errors.New("the server has shut down (code -32002)")
 
+// errClosedByClient is the reason given once Conn.Close has closed the connection.
+var errClosedByClient = errors.New("closed by the client")
+
 // errClosing is the reason given for a call made while Close is under way.
 var errClosing = errors.New("Close has been called")
 

@@ -16,7 +16,7 @@ func Example() {
 	if path == "" {
 		path = "promptd"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
 	// Start spawns `promptd serve` and performs the initialize handshake.
@@ -67,4 +67,60 @@ func ExamplePtr() {
 	}
 	fmt.Println(*params.Scope, *params.TimeoutMs)
 	// Output: per_turn 500
+}
+
+// Subscribe to some events by name (capabilities.events), and tell them apart by Event.Method.
+// A misspelt event name is refused at initialize rather than silently never delivered.
+func Example_events() {
+	path := os.Getenv("PROMPTD")
+	if path == "" {
+		path = "promptd"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	fired := make(chan promptd.GateFiredEvent, 1)
+	client, err := promptd.Start(ctx, path, promptd.Options{
+		Initialize: promptd.InitializeParams{
+			Capabilities: &promptd.Capabilities{
+				Events: promptd.BoolOrList[promptd.EventName]{List: []promptd.EventName{promptd.EventGateFired}},
+			},
+			Config: &promptd.Config{TodoGate: &promptd.TodoGateConfig{Enabled: promptd.Ptr(true)}},
+		},
+		OnEvent: func(e promptd.Event) {
+			if e.Method == promptd.EventGateFired {
+				fired <- e.Payload.(promptd.GateFiredEvent)
+			}
+		},
+	})
+	if err != nil {
+		fmt.Println("start:", err)
+		return
+	}
+	defer client.Close(ctx)
+
+	gate, err := client.TodoGate(ctx, promptd.TodoGateParams{
+		Session:  "s1",
+		PromptID: "p1",
+		Todos:    []promptd.TodoItem{{ID: "1", Content: "write the tests", Status: promptd.TodoItemStatusPending}},
+	})
+	if err != nil {
+		fmt.Println("todo/gate:", err)
+		return
+	}
+	fmt.Println("decision:", gate.Decision)
+	e := <-fired
+	fmt.Println("event:", promptd.EventGateFired, e.Session, e.PromptID, e.Fires)
+
+	_, err = promptd.Start(ctx, path, promptd.Options{Initialize: promptd.InitializeParams{
+		Capabilities: &promptd.Capabilities{Events: promptd.BoolOrList[promptd.EventName]{List: []promptd.EventName{"event/gate_fird"}}},
+	}})
+	var rpcErr *promptd.Error
+	if errors.As(err, &rpcErr) {
+		fmt.Println("misspelt:", rpcErr.Code, rpcErr.Kind())
+	}
+	// Output:
+	// decision: nudge
+	// event: event/gate_fired s1 p1 1
+	// misspelt: -32602 invalid_params
 }

@@ -67,7 +67,7 @@ func TestAPanicInProduceIsAnsweredAsAnErrorReportedAndTheHostKeepsRunning(t *tes
 
 func TestAPanicInOnEventIsReportedAndLaterEventsStillArrive(t *testing.T) {
 	hooks := newHookLog()
-	got := make(chan string, 4)
+	got := make(chan EventName, 4)
 	_, srv := newFake(t, hooks.options(Options{OnEvent: func(e Event) {
 		if e.Method == "event/first" {
 			panic("boom")

@@ -20,7 +20,7 @@ func startWithHostProviders(t *testing.T, opts Options) *Client {
 	t.Helper()
 	opts.Initialize = InitializeParams{
 		ClientInfo:   &ClientInfo{Name: "promptd-go-tests"},
-		Capabilities: &Capabilities{HostProviders: true, Events: BoolOrList[string]{All: true}},
+		Capabilities: &Capabilities{HostProviders: true, Events: BoolOrList[EventName]{All: true}},
 	}
 	client := startSidecar(t, opts)
 	for _, m := range []string{"providers/register", "reminder/assemble"} {

@@ -171,11 +171,6 @@ func (c *Client) SessionUpdate(ctx context.Context, params SessionUpdateParams) 
 	return c.Call(ctx, "session/update", params, nil)
 }
 
-// Shutdown calls "shutdown": Drains in-flight work; later requests are refused with -32002.
-func (c *Client) Shutdown(ctx context.Context) error {
-	return c.Call(ctx, "shutdown", nil, nil)
-}
-
 // TodoGate calls "todo/gate": TodoGate: at the end of a turn, nudge when open todos remain and no tool was called.
 func (c *Client) TodoGate(ctx context.Context, params TodoGateParams) (GateResult, error) {
 	var result GateResult

@@ -77,21 +77,104 @@ func (s Stage) String() string {
 	return "none"
 }
 
-// ShutdownError is Close's error when the process did not end cleanly: it needed a signal, or
-// its exit status was not 0. Err is the process's wait error, if any.
+// ShutdownError is Close's error when the process did not end cleanly: it had already ended by
+// itself (Stage is StageNone: it crashed or was killed), it needed a signal, or its exit status
+// was not 0.
 type ShutdownError struct {
+	// Stage says how far Close had to go (StageNone: the process had ended before Close).
 	Stage Stage
-	Err   error
+	// Err is the process's wait error, if any (an *exec.ExitError for a status other than 0 or
+	// a signal).
+	Err error
+	// State is the ended process's exit state.
+	State *os.ProcessState
+	// Stderr holds its last stderr lines, oldest first.
+	Stderr []string
 }
 
 func (e *ShutdownError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("promptd: the process ended only at %s", e.Stage)
+	var b strings.Builder
+	switch e.Stage {
+	case StageNone:
+		b.WriteString("promptd: the process had already ended by itself when Close was called")
+	case StageExit:
+		b.WriteString("promptd: the process ended after shutdown and exit")
+	case StageStdinClosed:
+		b.WriteString("promptd: the process ended once its stdin was closed")
+	default:
+		fmt.Fprintf(&b, "promptd: the process ended only at %s", e.Stage)
 	}
-	return fmt.Sprintf("promptd: the process ended at %s: %v", e.Stage, e.Err)
+	switch {
+	case e.State != nil:
+		fmt.Fprintf(&b, ": it %s", describeExit(e.State))
+	case e.Err != nil:
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	writeStderr(&b, e.Stderr, false)
+	return b.String()
 }
 
 func (e *ShutdownError) Unwrap() error { return e.Err }
+
+// ExitError is how calls fail once the spawned process has ended by itself (it crashed, was
+// killed, or exited) rather than through Close: it matches ErrClosed (errors.Is), and says how
+// the process ended and what it last wrote to stderr, as StartError does.
+type ExitError struct {
+	// State is the process's exit state: exit status, or the signal that ended it. It is nil
+	// when the process had not been reaped by the time the call stopped waiting for it (its
+	// stdout closed, but it still runs, or a process it started still holds its stderr).
+	State *os.ProcessState
+	// Stderr holds its last stderr lines, oldest first.
+	Stderr []string
+	// Err is the connection's error: it matches ErrClosed and says how the connection ended
+	// (reading from the peer: EOF).
+	Err error
+}
+
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Err.Error())
+	if e.State != nil {
+		fmt.Fprintf(&b, "; the process %s", describeExit(e.State))
+	} else {
+		b.WriteString("; the process had not ended yet")
+	}
+	writeStderr(&b, e.Stderr, e.State != nil)
+	return b.String()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// exitReportWait bounds how long a call that found the connection closed waits for the process
+// to be reaped, so that its error can say how the process ended (a crashed process is reaped at
+// once; one whose stdout closed while it keeps running is not waited for longer).
+const exitReportWait = 2 * time.Second
+
+// explain turns a call's ErrClosed into an *ExitError when the connection closed because the
+// spawned process went away (not because of Close, or of a -32002 refusal): the error then names
+// the exit status or the signal, and carries the last stderr lines.
+func (c *Client) explain(ctx context.Context, err error) error {
+	p := c.proc
+	if p == nil || c.closing.Load() || !errors.Is(err, ErrClosed) {
+		return err
+	}
+	connErr := c.conn.Err()
+	if connErr == nil || !errors.Is(err, connErr) || errors.Is(connErr, errClosedByClient) {
+		return err
+	}
+	timer := time.NewTimer(exitReportWait)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	out := &ExitError{Stderr: p.stderr.tail(), Err: err}
+	if p.ended() {
+		out.State = p.cmd.ProcessState
+	}
+	return out
+}
 
 // ExitInfo describes how the spawned process ended (Options.OnExit).
 type ExitInfo struct {
@@ -134,22 +217,45 @@ func (e *StartError) Error() string {
 	if e.Stdout != "" {
 		fmt.Fprintf(&b, "; it wrote to stdout what is not JSON-RPC (is it promptd?): %q", e.Stdout)
 	}
-	if len(e.Stderr) > 0 {
-		lines := e.Stderr[max(0, len(e.Stderr)-10):]
-		fmt.Fprintf(&b, "; its last stderr lines:\n\t%s", strings.Join(lines, "\n\t"))
-	} else if e.State != nil {
-		b.WriteString("; it wrote nothing to stderr")
-	}
+	writeStderr(&b, e.Stderr, e.State != nil)
 	return b.String()
 }
 
 func (e *StartError) Unwrap() error { return e.Err }
 
+// writeStderr appends the last (at most 10) stderr lines to an error's text, or, when the
+// process has ended and wrote nothing (sayNone), that it wrote nothing.
+func writeStderr(b *strings.Builder, stderr []string, sayNone bool) {
+	if len(stderr) > 0 {
+		lines := stderr[max(0, len(stderr)-10):]
+		fmt.Fprintf(b, "; its last stderr lines:\n\t%s", strings.Join(lines, "\n\t"))
+	} else if sayNone {
+		b.WriteString("; it wrote nothing to stderr")
+	}
+}
+
+// describeExit says how a process ended: "exited with status 2", "was killed by SIGKILL".
 func describeExit(state *os.ProcessState) string {
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return fmt.Sprintf("was killed by %s", ws.Signal())
+		return "was killed by " + signalName(ws.Signal())
 	}
 	return fmt.Sprintf("exited with status %d", state.ExitCode())
+}
+
+// signalName is a signal's conventional name (SIGKILL), which Go's Signal.String ("killed") is not.
+func signalName(sig syscall.Signal) string {
+	if name, ok := signalNames[sig]; ok {
+		return name
+	}
+	return fmt.Sprintf("signal %d (%s)", int(sig), sig)
+}
+
+// The signals every platform's syscall package defines.
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGILL: "SIGILL",
+	syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
+	syscall.SIGKILL: "SIGKILL", syscall.SIGSEGV: "SIGSEGV", syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM",
+	syscall.SIGTERM: "SIGTERM",
 }
 
 type process struct {
@@ -248,7 +354,7 @@ func (c *Client) initialize(ctx context.Context, timeout time.Duration) error {
 		params.ClientInfo = &ClientInfo{Name: "promptd-go"}
 	}
 	if params.Capabilities == nil {
-		params.Capabilities = &Capabilities{HostProviders: c.opts.Produce != nil, Events: BoolOrList[string]{All: c.opts.OnEvent != nil}}
+		params.Capabilities = &Capabilities{HostProviders: c.opts.Produce != nil, Events: BoolOrList[EventName]{All: c.opts.OnEvent != nil}}
 	}
 	if params.OffsetUnit == nil {
 		// Offsets in results (citation/parse, reminder/parse, content/inspect) count UTF-8
@@ -266,6 +372,11 @@ func (c *Client) initialize(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("no answer to initialize: %w", err)
 		}
 		if errors.Is(err, ErrClosed) {
+			// StartError reports the exit and the stderr lines itself.
+			var exitErr *ExitError
+			if errors.As(err, &exitErr) {
+				err = exitErr.Err
+			}
 			return fmt.Errorf("its stdout closed before it answered initialize (%w)", err)
 		}
 		return err
@@ -467,7 +578,7 @@ func (p *process) wait(ctx context.Context, d time.Duration) bool {
 
 func (p *process) outcome(stage Stage) error {
 	if stage >= StageTerminated || p.waitErr != nil {
-		return &ShutdownError{Stage: stage, Err: p.waitErr}
+		return &ShutdownError{Stage: stage, Err: p.waitErr, State: p.cmd.ProcessState, Stderr: p.stderr.tail()}
 	}
 	return nil
 }

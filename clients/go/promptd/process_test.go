@@ -170,8 +170,9 @@ func TestStartSaysWhyTheProcessDidNotBecomeASession(t *testing.T) {
 			}
 			return Start(ctx, missingModule, Options{})
 		}, []string{"exited with status 1", "ModuleNotFoundError", "promptd_not_installed"}},
-		{"no answer", func(ctx context.Context) (*Client, error) {
-			return startHelper(ctx, "silent", Options{Process: ProcessOptions{StartTimeout: 300 * time.Millisecond}})
+		{"no answer", func(context.Context) (*Client, error) {
+			// A context without a deadline, so that StartTimeout bounds the handshake.
+			return startHelper(context.Background(), "silent", Options{Process: ProcessOptions{StartTimeout: 300 * time.Millisecond}})
 		}, []string{"no answer to initialize", "deadline exceeded", "exited with status 0"}},
 		{"another protocol version", func(ctx context.Context) (*Client, error) {
 			return Start(ctx, sidecar(t), Options{Initialize: InitializeParams{ProtocolVersion: Ptr("1999-01-01")}})

@@ -9,6 +9,8 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -92,7 +94,7 @@ func TestEverySharedVectorGivesItsExpectedAnswer(t *testing.T) {
 func TestStartInitializesAndTheServerListsEveryMethodTheWrappersCover(t *testing.T) {
 	client := startSidecar(t, Options{Initialize: InitializeParams{
 		ClientInfo:   &ClientInfo{Name: "promptd-go-tests", Version: Ptr("0")},
-		Capabilities: &Capabilities{Events: BoolOrList[string]{All: true}},
+		Capabilities: &Capabilities{Events: BoolOrList[EventName]{All: true}},
 	}})
 	res := client.Handshake()
 	if res.ProtocolVersion != ProtocolVersion || res.ServerInfo.Name != "promptd" || res.ServerInfo.Version == "" {
@@ -275,8 +277,12 @@ func TestCloseShutsDownInOrderAndTheProcessExitsCleanly(t *testing.T) {
 
 func TestAfterShutdownRequestsAreRefusedAndTheProcessStillEndsCleanly(t *testing.T) {
 	client := startSidecar(t, Options{})
-	if err := client.Shutdown(testContext(t)); err != nil {
+	// A raw shutdown (Close sends it itself; there is no Shutdown wrapper).
+	if err := client.Call(testContext(t), "shutdown", nil, nil); err != nil {
 		t.Fatal(err)
+	}
+	if _, ok := reflect.TypeOf(client).MethodByName("Shutdown"); ok {
+		t.Fatal("the client has a Shutdown wrapper, which the document marks x-no-wrapper")
 	}
 	// promptd answers -32002; the client reports it in the one shape a closed client has.
 	_, err := client.ReminderKeys(testContext(t))
@@ -289,31 +295,65 @@ func TestAfterShutdownRequestsAreRefusedAndTheProcessStillEndsCleanly(t *testing
 	}
 }
 
-func TestWhenTheProcessDiesCallsFailWithErrClosedAndCloseReportsIt(t *testing.T) {
-	client := startSidecar(t, Options{})
-	if _, err := client.ReminderKeys(testContext(t)); err != nil {
+func TestWhenTheProcessIsKilledCallsSayBySIGKILLWithItsStderrAndMatchErrClosed(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("SIGKILL is Unix")
+	}
+	// A call in flight when the process dies: promptd is waiting for this host provider.
+	producing := make(chan struct{})
+	client := startWithHostProviders(t, Options{Produce: func(ctx context.Context, _ ProduceParams) (ProduceResult, error) {
+		close(producing)
+		<-ctx.Done() // until the connection closes
+		return ProduceResult{}, ctx.Err()
+	}})
+	registerHost(t, client, "host.slow", 60_000)
+	pending := make(chan error, 1)
+	go func() {
+		_, err := client.ReminderAssemble(testContext(t), ReminderAssembleParams{Session: "s1", UserMessage: "hello"})
+		pending <- err
+	}()
+	receive(t, producing, "provider/produce")
+	if err := syscall.Kill(client.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if err := client.proc.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-client.Done():
-	case <-time.After(patience):
-		t.Fatal("the connection did not notice the process died")
-	}
-	if _, err := client.ReminderKeys(testContext(t)); !errors.Is(err, ErrClosed) {
-		t.Fatalf("got %v", err)
+	inFlight := receive(t, pending, "the pending call's error")
+	_, later := client.ReminderKeys(testContext(t))
+	for name, err := range map[string]error{"the pending call": inFlight, "a later call": later} {
+		var exitErr *ExitError
+		if !errors.Is(err, ErrClosed) || !errors.As(err, &exitErr) {
+			t.Fatalf("%s: got %T %v, want an *ExitError matching ErrClosed", name, err, err)
+		}
+		ws, ok := exitErr.State.Sys().(syscall.WaitStatus)
+		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("%s: the exit state is %v", name, exitErr.State)
+		}
+		// promptd logs "started" and "initialized" on stderr before any call is made.
+		if text := err.Error(); !strings.Contains(text, "was killed by SIGKILL") || !strings.Contains(text, `"event":"initialized"`) || len(exitErr.Stderr) == 0 {
+			t.Fatalf("%s: the error does not name the signal and the last stderr lines:\n%v", name, err)
+		}
 	}
 	err := client.Close(testContext(t))
 	var shut *ShutdownError
-	if !errors.As(err, &shut) || client.Stage() != StageNone {
+	if !errors.As(err, &shut) || client.Stage() != StageNone || shut.Stage != StageNone {
 		t.Fatalf("Close after a crash: %v at %s", err, client.Stage())
+	}
+	if text := err.Error(); !strings.Contains(text, "had already ended by itself") || !strings.Contains(text, "was killed by SIGKILL") || strings.Contains(text, "at none") {
+		t.Fatalf("Close's error does not say the process had died, and how:\n%v", err)
+	}
+}
+
+func TestACallStillSaysErrClosedWithoutAnExitReportWhenTheClientClosedTheConnection(t *testing.T) {
+	client := startSidecar(t, Options{})
+	client.Conn().Close() // the process is still running: nothing to report about it
+	_, err := client.ReminderKeys(testContext(t))
+	var exitErr *ExitError
+	if !errors.Is(err, ErrClosed) || errors.As(err, &exitErr) {
+		t.Fatalf("got %T %v, want a plain ErrClosed", err, err)
 	}
 }
 
 func TestAContextThatHasEndedMakesCloseKillAtOnce(t *testing.T) {
-	client := startSidecar(t, Options{Process: ProcessOptions{Grace: time.Minute}})
+	client := startSidecar(t, Options{Process: ProcessOptions{Grace: 10 * time.Minute}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	started := time.Now()

@@ -2,7 +2,10 @@
 
 package promptd
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // ProtocolVersion is the protocol version of the document the types were generated from.
 const ProtocolVersion = "2026-11-01"
@@ -100,9 +103,10 @@ type InitializeParams struct {
 	ProtocolVersion *string       `json:"protocol_version,omitempty"`
 	ClientInfo      *ClientInfo   `json:"client_info,omitempty"`
 	Capabilities    *Capabilities `json:"capabilities,omitempty"`
+	// Deep-merged over the process configuration: the shape of promptd.toml (Config), every field optional; an invalid one is refused with invalid_config and changes nothing.
 	// Default: {}.
-	Config map[string]any `json:"config,omitempty"`
-	Tools  *Tools         `json:"tools,omitempty"`
+	Config *Config `json:"config,omitempty"`
+	Tools  *Tools  `json:"tools,omitempty"`
 	// The unit of every offset promptd returns (start/end of citation/parse segments, reminder/parse blocks, content/inspect spans): code_points, utf16_units (JavaScript) or utf8_bytes (Go).
 	// Default: "code_points".
 	OffsetUnit *InitializeParamsOffsetUnit `json:"offset_unit,omitempty"`
@@ -353,8 +357,9 @@ const (
 type Capabilities struct {
 	// Default: false.
 	HostProviders bool `json:"host_providers,omitempty"`
+	// The event notifications wanted: true for all, false for none, or a list of event names (EventName); an unknown name is refused with invalid_params.
 	// Default: false.
-	Events BoolOrList[string] `json:"events,omitempty"`
+	Events BoolOrList[EventName] `json:"events,omitempty"`
 }
 
 // CitationDescribeResult is the result of "citation/describe".
@@ -431,6 +436,23 @@ type ComposeResult struct {
 	Reminder AssembleResult `json:"reminder"`
 }
 
+// Config is a type of the promptd protocol (see protocol/openrpc.json).
+type Config struct {
+	// promptd's default: 16777216.
+	MaxMessageBytes *int64 `json:"max_message_bytes,omitempty"`
+	// promptd's default: "info".
+	LogLevel *LogLevel `json:"log_level,omitempty"`
+	// promptd's default: 5000.
+	ShutdownDeadlineMs *int64           `json:"shutdown_deadline_ms,omitempty"`
+	Reminders          *RemindersConfig `json:"reminders,omitempty"`
+	Keys               *KeysConfig      `json:"keys,omitempty"`
+	TodoGate           *TodoGateConfig  `json:"todo_gate,omitempty"`
+	TodoNudge          *TodoNudgeConfig `json:"todo_nudge,omitempty"`
+	Sessions           *SessionsConfig  `json:"sessions,omitempty"`
+	Prompt             *PromptConfig    `json:"prompt,omitempty"`
+	Vault              *VaultConfig     `json:"vault,omitempty"`
+}
+
 // `{"custom": "..."}`: a caller-provided base template.
 type CustomOverride struct {
 	Custom string `json:"custom"`
@@ -491,6 +513,15 @@ const (
 	EventGateFired       EventName = "event/gate_fired"
 	EventGateExhausted   EventName = "event/gate_exhausted"
 	EventNudgeFired      EventName = "event/nudge_fired"
+)
+
+// Eviction is a type of the promptd protocol (see protocol/openrpc.json).
+type Eviction string
+
+// The values of Eviction.
+const (
+	EvictionOldest      Eviction = "oldest"
+	EvictionLeastRecent Eviction = "least_recent"
 )
 
 // FragmentReport is a type of the promptd protocol (see protocol/openrpc.json).
@@ -576,11 +607,27 @@ type InspectResult struct {
 // JSONValue is a type of the promptd protocol (see protocol/openrpc.json).
 type JSONValue = any
 
+// KeyEntry is a type of the promptd protocol (see protocol/openrpc.json).
+type KeyEntry struct {
+	Key     string `json:"key"`
+	Purpose string `json:"purpose"`
+	// Default: "host".
+	IntroducedIn *string `json:"introduced_in,omitempty"`
+}
+
 // KeyInfo is a type of the promptd protocol (see protocol/openrpc.json).
 type KeyInfo struct {
 	Key          string `json:"key"`
 	Purpose      string `json:"purpose"`
 	IntroducedIn string `json:"introduced_in"`
+}
+
+// KeysConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type KeysConfig struct {
+	// promptd's default: false.
+	Strict *bool `json:"strict,omitempty"`
+	// promptd's default: [].
+	Extra []KeyEntry `json:"extra,omitempty"`
 }
 
 // KeysResult is the result of "reminder/keys".
@@ -596,10 +643,37 @@ type Limits struct {
 	ProviderTimeoutMs int64 `json:"provider_timeout_ms"`
 }
 
+// What a prompt/lint violation is (docs/templates.md): a tool name used unguarded, dynamically
+// or aliased, a param used unguarded, a name no render defines, a misspelt tool kind, a construct
+// the reference engine lacks (not_portable), or a syntax error.
+type LintKind string
+
+// The values of LintKind.
+const (
+	LintKindUnguardedTool     LintKind = "unguarded_tool"
+	LintKindDynamicTool       LintKind = "dynamic_tool"
+	LintKindAliasedTools      LintKind = "aliased_tools"
+	LintKindUnguardedParam    LintKind = "unguarded_param"
+	LintKindUndefinedVariable LintKind = "undefined_variable"
+	LintKindUnknownToolKind   LintKind = "unknown_tool_kind"
+	LintKindNotPortable       LintKind = "not_portable"
+	LintKindSyntax            LintKind = "syntax"
+)
+
 // LintResult is the result of "prompt/lint".
 type LintResult struct {
 	Violations []LintViolation `json:"violations"`
 }
+
+// How much a prompt/lint violation matters: an error, or a warning (not_portable), which alone
+// does not fail `promptd lint`.
+type LintSeverity string
+
+// The values of LintSeverity.
+const (
+	LintSeverityError   LintSeverity = "error"
+	LintSeverityWarning LintSeverity = "warning"
+)
 
 // LintViolation is a type of the promptd protocol (see protocol/openrpc.json).
 type LintViolation struct {
@@ -608,12 +682,23 @@ type LintViolation struct {
 	// 1-based, in code points
 	Column int64 `json:"column"`
 	// unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
+	Kind    LintKind `json:"kind"`
+	Message string   `json:"message"`
 	// error, or warning (not_portable): a warning alone does not fail `promptd lint`.
 	// Default: "error".
-	Severity string `json:"severity,omitempty"`
+	Severity LintSeverity `json:"severity,omitempty"`
 }
+
+// LogLevel is a type of the promptd protocol (see protocol/openrpc.json).
+type LogLevel string
+
+// The values of LogLevel.
+const (
+	LogLevelDebug   LogLevel = "debug"
+	LogLevelInfo    LogLevel = "info"
+	LogLevelWarning LogLevel = "warning"
+	LogLevelError   LogLevel = "error"
+)
 
 // MarkerForm is a type of the promptd protocol (see protocol/openrpc.json).
 type MarkerForm string
@@ -686,6 +771,20 @@ type ProduceResult struct {
 	Text *string `json:"text"`
 }
 
+// PromptConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type PromptConfig struct {
+	// promptd's default: [].
+	ExemptKinds []string `json:"exempt_kinds,omitempty"`
+	// promptd's default: true.
+	StrictUndefined *bool `json:"strict_undefined,omitempty"`
+	// promptd's default: ["current_date", "working_directory"].
+	VolatileVariables []string `json:"volatile_variables,omitempty"`
+	// promptd's default: 2000.
+	RenderTimeoutMs *int64 `json:"render_timeout_ms,omitempty"`
+	// promptd's default: 512.
+	RenderMemoryMb *int64 `json:"render_memory_mb,omitempty"`
+}
+
 // The prompt context's structure, with its defaults.
 type PromptContext struct {
 	// Structure version; only 1 is supported.
@@ -734,7 +833,7 @@ type PromptContext struct {
 	PromptBody *string `json:"prompt_body,omitempty"`
 	// Base template override: "none", "codex" (the sealed Apply-Patch template), {"custom": "..."}, {"sealed": "<id>"} (a template sealed in the vault), or a legacy plain template string (read as {"custom": ...}).
 	// Default: "none".
-	SystemPrompt any `json:"system_prompt,omitempty"`
+	SystemPrompt *PromptContextSystemPrompt `json:"system_prompt,omitempty"`
 }
 
 // PromptMode is a type of the promptd protocol (see protocol/openrpc.json).
@@ -815,6 +914,44 @@ type ReminderPart struct {
 	Body string `json:"body"`
 }
 
+// RemindersConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type RemindersConfig struct {
+	// promptd's default: "pua".
+	Style *BlockStyle `json:"style,omitempty"`
+	// promptd's default: 6000.
+	BudgetChars *int64 `json:"budget_chars,omitempty"`
+	// promptd's default: 2000.
+	ProviderTimeoutMs *int64 `json:"provider_timeout_ms,omitempty"`
+	// promptd's default: null.
+	ProvenanceKeyFile *string `json:"provenance_key_file,omitempty"`
+	// promptd's default: [].
+	ProvenancePreviousKeyFiles []string `json:"provenance_previous_key_files,omitempty"`
+	// promptd's default: 65536.
+	LedgerMaxEntries *int64 `json:"ledger_max_entries,omitempty"`
+	// promptd's default: "oldest".
+	LedgerEviction *Eviction `json:"ledger_eviction,omitempty"`
+	// promptd's default: null.
+	SpillDir *string `json:"spill_dir,omitempty"`
+	// promptd's default: 24.
+	SpillRetentionHours *float64 `json:"spill_retention_hours,omitempty"`
+	// promptd's default: 1048576.
+	SpillMaxFileBytes *int64 `json:"spill_max_file_bytes,omitempty"`
+	// promptd's default: 16777216.
+	SpillMaxSessionBytes *int64 `json:"spill_max_session_bytes,omitempty"`
+	// promptd's default: 268435456.
+	SpillMaxTotalBytes *int64 `json:"spill_max_total_bytes,omitempty"`
+	// promptd's default: true.
+	SessionMetadata *bool `json:"session_metadata,omitempty"`
+	// promptd's default: true.
+	ProjectMemory *bool `json:"project_memory,omitempty"`
+	// promptd's default: 20000.
+	ProjectMemoryMaxChars *int64 `json:"project_memory_max_chars,omitempty"`
+	// promptd's default: true.
+	FileModified *bool `json:"file_modified,omitempty"`
+	// promptd's default: [].
+	Providers []map[string]any `json:"providers,omitempty"`
+}
+
 // RenderResult is the result of "prompt/render".
 type RenderResult struct {
 	Text string `json:"text"`
@@ -871,6 +1008,20 @@ const (
 type ServerInfo struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+}
+
+// SessionsConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type SessionsConfig struct {
+	// promptd's default: 3600.
+	IdleTimeoutS *float64 `json:"idle_timeout_s,omitempty"`
+	// promptd's default: 1024.
+	MaxSessions *int64 `json:"max_sessions,omitempty"`
+	// promptd's default: 256.
+	MaxIDBytes *int64 `json:"max_id_bytes,omitempty"`
+	// promptd's default: 16384.
+	MaxFieldBytes *int64 `json:"max_field_bytes,omitempty"`
+	// promptd's default: 262144.
+	MaxSessionBytes *int64 `json:"max_session_bytes,omitempty"`
 }
 
 // SkipReason is a type of the promptd protocol (see protocol/openrpc.json).
@@ -963,11 +1114,29 @@ type TemplateVariable struct {
 	Source VariableSource `json:"source"`
 }
 
+// TodoGateConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type TodoGateConfig struct {
+	// promptd's default: false.
+	Enabled *bool `json:"enabled,omitempty"`
+	// promptd's default: 2.
+	MaxFiresPerPrompt *int64 `json:"max_fires_per_prompt,omitempty"`
+}
+
 // TodoItem is a type of the promptd protocol (see protocol/openrpc.json).
 type TodoItem struct {
 	ID      string         `json:"id"`
 	Content string         `json:"content"`
 	Status  TodoItemStatus `json:"status"`
+}
+
+// TodoNudgeConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type TodoNudgeConfig struct {
+	// promptd's default: true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// promptd's default: 3.
+	TurnsSinceTodoWrite *int64 `json:"turns_since_todo_write,omitempty"`
+	// promptd's default: 5.
+	TurnsBetweenReminders *int64 `json:"turns_between_reminders,omitempty"`
 }
 
 // The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`.
@@ -995,6 +1164,29 @@ type VarsResult struct {
 	// Every variable a template rendered with these params sees, in merge order.
 	Variables []TemplateVariable `json:"variables"`
 }
+
+// VaultConfig is a type of the promptd protocol (see protocol/openrpc.json).
+type VaultConfig struct {
+	// promptd's default: "auto".
+	KeySource *VaultKeySource `json:"key_source,omitempty"`
+	// promptd's default: null.
+	KeyFile *string `json:"key_file,omitempty"`
+	// promptd's default: null.
+	TemplateFile *string `json:"template_file,omitempty"`
+	// promptd's default: {}.
+	Templates *VaultConfigTemplates `json:"templates,omitempty"`
+}
+
+// VaultKeySource is a type of the promptd protocol (see protocol/openrpc.json).
+type VaultKeySource string
+
+// The values of VaultKeySource.
+const (
+	VaultKeySourceAuto    VaultKeySource = "auto"
+	VaultKeySourceEnv     VaultKeySource = "env"
+	VaultKeySourceKeyFile VaultKeySource = "key_file"
+	VaultKeySourceShipped VaultKeySource = "shipped"
+)
 
 // WrapResult is the result of "reminder/wrap", "reminder/wrap_many".
 type WrapResult struct {
@@ -1111,6 +1303,9 @@ func decodeEvent(method string, params json.RawMessage) (any, error) {
 	return nil, nil
 }
 
+// promptd's default: {}.
+type VaultConfigTemplates struct{}
+
 type InitializeParamsOffsetUnit string
 
 // The values of InitializeParamsOffsetUnit.
@@ -1149,6 +1344,14 @@ const (
 	InitializeResultOffsetUnitUTF8Bytes  InitializeResultOffsetUnit = "utf8_bytes"
 )
 
+type PromptContextSystemPromptName string
+
+// The values of PromptContextSystemPromptName.
+const (
+	PromptContextSystemPromptNameNone  PromptContextSystemPromptName = "none"
+	PromptContextSystemPromptNameCodex PromptContextSystemPromptName = "codex"
+)
+
 type TodoItemStatus string
 
 // The values of TodoItemStatus.
@@ -1158,6 +1361,53 @@ const (
 	TodoItemStatusCompleted  TodoItemStatus = "completed"
 	TodoItemStatusCancelled  TodoItemStatus = "cancelled"
 )
+
+// PromptContextSystemPrompt is one of several shapes: set exactly one of Name, CustomOverride, SealedOverride.
+// Name is the string form; each other field is the object form of that name.
+type PromptContextSystemPrompt struct {
+	Name           PromptContextSystemPromptName
+	CustomOverride *CustomOverride
+	SealedOverride *SealedOverride
+}
+
+// MarshalJSON writes the one alternative that is set (an error when none or several are).
+func (v PromptContextSystemPrompt) MarshalJSON() ([]byte, error) {
+	set, out := 0, any(nil)
+	if v.Name != "" {
+		set, out = set+1, v.Name
+	}
+	if v.CustomOverride != nil {
+		set, out = set+1, v.CustomOverride
+	}
+	if v.SealedOverride != nil {
+		set, out = set+1, v.SealedOverride
+	}
+	if set != 1 {
+		return nil, fmt.Errorf("promptd: PromptContextSystemPrompt: set exactly one of Name, CustomOverride, SealedOverride (%d are set)", set)
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads a string into Name and an object into the alternative its fields name (custom, sealed).
+func (v *PromptContextSystemPrompt) UnmarshalJSON(data []byte) error {
+	*v = PromptContextSystemPrompt{}
+	if len(data) > 0 && data[0] == '"' {
+		return json.Unmarshal(data, &v.Name)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	if _, ok := fields["custom"]; ok {
+		v.CustomOverride = new(CustomOverride)
+		return json.Unmarshal(data, v.CustomOverride)
+	}
+	if _, ok := fields["sealed"]; ok {
+		v.SealedOverride = new(SealedOverride)
+		return json.Unmarshal(data, v.SealedOverride)
+	}
+	return fmt.Errorf("promptd: PromptContextSystemPrompt: an object with none of the fields custom, sealed")
+}
 
 // BoolOrList is a JSON value that is either true/false or a list: List when it is not nil,
 // else All. (capabilities.events: BoolOrList[EventName]{All: true} for every event, or

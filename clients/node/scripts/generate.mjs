@@ -26,10 +26,15 @@ const RESERVED = new Set([
   "call", "notify", "request", "start", "stop", "produce", "handlerFor", "closedError", "emitError", "emitClose", "guard", "connection", "process", "pid", "stderrTail", "serverMethods", "initializeResult",
   "onEvent", "onNotification", "onError", "onClose", "onExit", "registerHostProvider", "unregisterHostProvider", "constructor",
 ]);
-// Lifecycle requests the client drives itself and offers no wrapper for: `stop()` sends
-// `shutdown` (then `exit`, then closes stdin, signals), so a raw `shutdown()` would only leave
-// a half-stopped client behind.
-export const NO_WRAPPER = new Set(["shutdown"]);
+/**
+ * Requests the client drives itself get no wrapper: the document marks them `x-no-wrapper`
+ * (promptd's method table decides, for every client alike). `stop()` sends `shutdown` (then
+ * `exit`, then closes stdin, signals), so a raw `shutdown()` would only leave a half-stopped
+ * client behind.
+ */
+export function hasWrapper(method) {
+  return method["x-no-wrapper"] !== true;
+}
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /** @typedef {Record<string, unknown>} Schema */
@@ -273,7 +278,7 @@ export function render(doc) {
   out.push("/** One typed wrapper per request method; PromptdClient supplies `call`. */");
   out.push("export abstract class GeneratedMethods {");
   out.push("  abstract call<M extends MethodName>(method: M, params: ParamsOf<M>, options?: RequestOptions): Promise<ResultOf<M>>;");
-  for (const method of requests.filter((m) => !NO_WRAPPER.has(String(m.name)))) {
+  for (const method of requests.filter(hasWrapper)) {
     const name = JSON.stringify(method.name);
     const params = Array.isArray(method.params) ? method.params : [];
     const optional = params.every((p) => !p.required);

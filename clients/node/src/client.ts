@@ -21,6 +21,7 @@ import {
   GeneratedMethods,
   PROTOCOL_VERSION,
   type Capabilities,
+  type Config,
   type ErrorKind,
   type EventArgs,
   type EventName,
@@ -79,12 +80,18 @@ export interface ClientHooks {
 
 export interface StartOptions extends SpawnOptions, ClientHooks {
   clientInfo?: { name: string; version?: string };
-  /** Event notifications wanted: true for all, or names such as "event/gate_fired". */
-  events?: boolean | string[];
+  /**
+   * Event notifications wanted: true for all, or names such as "event/gate_fired" (EventName;
+   * the server refuses a name it does not know, so a misspelt one fails start with -32602).
+   */
+  events?: Capabilities["events"];
   /** Declare `host_providers` even before any provider is added (default: true). */
   hostProviders?: boolean;
-  /** Merged over the server's configuration (same shape as promptd.toml). */
-  config?: Record<string, unknown>;
+  /**
+   * Deep-merged over the server's configuration: the shape of promptd.toml (the generated
+   * Config, every field optional; a field left out keeps what the server has).
+   */
+  config?: Config;
   tools?: InitializeParams["tools"];
   /**
    * The unit of offsets in results (default "utf16_units": `text.slice(start, end)` is the span);
@@ -390,11 +397,10 @@ function addHook<T>(set: Set<T>, handler: T | undefined): Disposable {
 }
 
 function connectionOptions(options: StartOptions): ConnectionOptions {
-  const configured = options.config?.["max_message_bytes"];
   return {
     ...options.connection,
     defaultTimeoutMs: options.requestTimeoutMs ?? options.connection?.defaultTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    maxMessageBytes: options.maxMessageBytes ?? (typeof configured === "number" ? configured : undefined) ?? options.connection?.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    maxMessageBytes: options.maxMessageBytes ?? options.config?.max_message_bytes ?? options.connection?.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
   };
 }
 

@@ -9,7 +9,7 @@
  * No I/O here. The codes and kinds are generated from the protocol document (generated.ts).
  */
 
-import { ErrorCodes, type ErrorKind } from "./generated.js";
+import { ErrorCodes, type ErrorCode, type ErrorKind } from "./generated.js";
 
 /** Every wire code by name, generated from protocol/openrpc.json (`x-errors`). */
 export { ErrorCodes };
@@ -22,13 +22,20 @@ export interface ErrorObject {
   data?: unknown;
 }
 
+/**
+ * An error's code: one of the protocol's (ErrorCode, by name in ErrorCodes), or a code newer than
+ * these types (any other number stays representable).
+ */
+export type ResponseErrorCode = ErrorCode | (number & {});
+
 /** The server (or, for server-to-client requests, the host) answered with an error. */
 export class ResponseError extends Error {
   override readonly name = "ResponseError";
-  readonly code: number;
+  /** One of ErrorCode (compare with ErrorCodes.InvalidParams, ...), or a code newer than them. */
+  readonly code: ResponseErrorCode;
   readonly data: unknown;
 
-  constructor(code: number, message: string, data?: unknown) {
+  constructor(code: ResponseErrorCode, message: string, data?: unknown) {
     super(message);
     this.code = code;
     this.data = data;

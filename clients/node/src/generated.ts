@@ -66,8 +66,11 @@ export interface CancelParams {
 export interface Capabilities {
   /** @default false */
   host_providers?: boolean;
-  /** @default false */
-  events?: boolean | string[];
+  /**
+   * The event notifications wanted: true for all, false for none, or a list of event names (EventName); an unknown name is refused with invalid_params.
+   * @default false
+   */
+  events?: boolean | EventName[];
 }
 
 export interface CitationDescribeParams {
@@ -187,6 +190,22 @@ export interface ComposeResult {
   reminder: AssembleResult;
 }
 
+export interface Config {
+  /** promptd's default: 16777216. */
+  max_message_bytes?: number;
+  /** promptd's default: "info". */
+  log_level?: LogLevel;
+  /** promptd's default: 5000. */
+  shutdown_deadline_ms?: number;
+  reminders?: RemindersConfig;
+  keys?: KeysConfig;
+  todo_gate?: TodoGateConfig;
+  todo_nudge?: TodoNudgeConfig;
+  sessions?: SessionsConfig;
+  prompt?: PromptConfig;
+  vault?: VaultConfig;
+}
+
 /** `{"custom": "..."}`: a caller-provided base template. */
 export interface CustomOverride {
   custom: string;
@@ -206,6 +225,8 @@ export type ErrorKind = "parse_error" | "bad_version" | "invalid_method" | "inva
 
 /** The name of an event notification (`capabilities.events` lists some of them). */
 export type EventName = "event/provider_skipped" | "event/spilled" | "event/gate_fired" | "event/gate_exhausted" | "event/nudge_fired";
+
+export type Eviction = "oldest" | "least_recent";
 
 export interface FragmentReport {
   provider: string;
@@ -280,7 +301,8 @@ export interface InitializeParams {
   protocol_version?: string | null;
   client_info?: ClientInfo | null;
   capabilities?: Capabilities;
-  config?: Record<string, unknown>;
+  /** Deep-merged over the process configuration: the shape of promptd.toml (Config), every field optional; an invalid one is refused with invalid_config and changes nothing. */
+  config?: Config;
   tools?: Tools | null;
   /**
    * The unit of every offset promptd returns (start/end of citation/parse segments, reminder/parse blocks, content/inspect spans): code_points, utf16_units (JavaScript) or utf8_bytes (Go).
@@ -310,10 +332,24 @@ export interface InspectResult {
 
 export type JsonValue = unknown;
 
+export interface KeyEntry {
+  key: string;
+  purpose: string;
+  /** @default "host" */
+  introduced_in?: string;
+}
+
 export interface KeyInfo {
   key: string;
   purpose: string;
   introduced_in: string;
+}
+
+export interface KeysConfig {
+  /** promptd's default: false. */
+  strict?: boolean;
+  /** promptd's default: []. */
+  extra?: KeyEntry[];
 }
 
 export interface KeysResult {
@@ -327,6 +363,13 @@ export interface Limits {
   /** How long a provider's answer is awaited when its registration gives no timeout_ms; a host answer to provider/produce after it is discarded. */
   provider_timeout_ms: number;
 }
+
+/**
+ * What a prompt/lint violation is (docs/templates.md): a tool name used unguarded, dynamically
+ * or aliased, a param used unguarded, a name no render defines, a misspelt tool kind, a construct
+ * the reference engine lacks (not_portable), or a syntax error.
+ */
+export type LintKind = "unguarded_tool" | "dynamic_tool" | "aliased_tools" | "unguarded_param" | "undefined_variable" | "unknown_tool_kind" | "not_portable" | "syntax";
 
 export interface LintParams {
   template: string;
@@ -353,20 +396,28 @@ export interface LintResult {
   violations: LintViolation[];
 }
 
+/**
+ * How much a prompt/lint violation matters: an error, or a warning (not_portable), which alone
+ * does not fail `promptd lint`.
+ */
+export type LintSeverity = "error" | "warning";
+
 export interface LintViolation {
   /** 1-based */
   line: number;
   /** 1-based, in code points */
   column: number;
   /** unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax */
-  kind: string;
+  kind: LintKind;
   message: string;
   /**
    * error, or warning (not_portable): a warning alone does not fail `promptd lint`.
    * @default "error"
    */
-  severity?: string;
+  severity?: LintSeverity;
 }
+
+export type LogLevel = "debug" | "info" | "warning" | "error";
 
 export type MarkerForm = "pua" | "ascii" | "object";
 
@@ -419,6 +470,19 @@ export interface ProduceParams {
 export interface ProduceResult {
   /** The fragment's text, or null for nothing this turn. */
   text: string | null;
+}
+
+export interface PromptConfig {
+  /** promptd's default: []. */
+  exempt_kinds?: string[];
+  /** promptd's default: true. */
+  strict_undefined?: boolean;
+  /** promptd's default: ["current_date", "working_directory"]. */
+  volatile_variables?: string[];
+  /** promptd's default: 2000. */
+  render_timeout_ms?: number;
+  /** promptd's default: 512. */
+  render_memory_mb?: number;
 }
 
 /** The prompt context's structure, with its defaults. */
@@ -563,6 +627,43 @@ export interface ReminderPart {
   body: string;
 }
 
+export interface RemindersConfig {
+  /** promptd's default: "pua". */
+  style?: BlockStyle;
+  /** promptd's default: 6000. */
+  budget_chars?: number;
+  /** promptd's default: 2000. */
+  provider_timeout_ms?: number;
+  /** promptd's default: null. */
+  provenance_key_file?: string | null;
+  /** promptd's default: []. */
+  provenance_previous_key_files?: string[];
+  /** promptd's default: 65536. */
+  ledger_max_entries?: number;
+  /** promptd's default: "oldest". */
+  ledger_eviction?: Eviction;
+  /** promptd's default: null. */
+  spill_dir?: string | null;
+  /** promptd's default: 24. */
+  spill_retention_hours?: number;
+  /** promptd's default: 1048576. */
+  spill_max_file_bytes?: number;
+  /** promptd's default: 16777216. */
+  spill_max_session_bytes?: number;
+  /** promptd's default: 268435456. */
+  spill_max_total_bytes?: number;
+  /** promptd's default: true. */
+  session_metadata?: boolean;
+  /** promptd's default: true. */
+  project_memory?: boolean;
+  /** promptd's default: 20000. */
+  project_memory_max_chars?: number;
+  /** promptd's default: true. */
+  file_modified?: boolean;
+  /** promptd's default: []. */
+  providers?: Record<string, unknown>[];
+}
+
 export interface RenderParams {
   /** The prompt context (docs/templates.md); every field is optional. */
   context?: PromptContext;
@@ -647,6 +748,19 @@ export interface SessionUpdateParams {
   modified_files?: string[];
 }
 
+export interface SessionsConfig {
+  /** promptd's default: 3600. */
+  idle_timeout_s?: number;
+  /** promptd's default: 1024. */
+  max_sessions?: number;
+  /** promptd's default: 256. */
+  max_id_bytes?: number;
+  /** promptd's default: 16384. */
+  max_field_bytes?: number;
+  /** promptd's default: 262144. */
+  max_session_bytes?: number;
+}
+
 export type SkipReason = "timeout" | "error" | "missing" | "too_large" | "unsafe" | "no_host";
 
 export interface SkipReport {
@@ -699,10 +813,26 @@ export interface TemplateVariable {
   source: VariableSource;
 }
 
+export interface TodoGateConfig {
+  /** promptd's default: false. */
+  enabled?: boolean;
+  /** promptd's default: 2. */
+  max_fires_per_prompt?: number;
+}
+
 export interface TodoItem {
   id: string;
   content: string;
   status: "pending" | "in_progress" | "completed" | "cancelled";
+}
+
+export interface TodoNudgeConfig {
+  /** promptd's default: true. */
+  enabled?: boolean;
+  /** promptd's default: 3. */
+  turns_since_todo_write?: number;
+  /** promptd's default: 5. */
+  turns_between_reminders?: number;
 }
 
 /** The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`. */
@@ -727,6 +857,19 @@ export interface VarsResult {
   /** Every variable a template rendered with these params sees, in merge order. */
   variables: TemplateVariable[];
 }
+
+export interface VaultConfig {
+  /** promptd's default: "auto". */
+  key_source?: VaultKeySource;
+  /** promptd's default: null. */
+  key_file?: string | null;
+  /** promptd's default: null. */
+  template_file?: string | null;
+  /** promptd's default: {}. */
+  templates?: Record<string, unknown>;
+}
+
+export type VaultKeySource = "auto" | "env" | "key_file" | "shipped";
 
 export interface WrapManyParams {
   parts: ReminderPart[];

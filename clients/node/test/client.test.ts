@@ -278,3 +278,36 @@ test("a request whose line is over maxMessageBytes is refused before sending, wi
   assert.deepEqual(await small, { text: "ok" });
   assert.equal(peer.received.length, 0);
 });
+
+test("the package exports its public API only: the client, the connection, errors, documented defaults, the protocol's constants", async () => {
+  const exported = Object.keys(await import("../src/index.js")).sort();
+  assert.deepEqual(exported, [
+    "CANCEL_METHOD",
+    "Connection",
+    "ConnectionClosedError",
+    "ConnectionDisposedError",
+    "ConnectionError",
+    "DEFAULT_GRACE_MS",
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_REQUEST_TIMEOUT_MS",
+    "DEFAULT_START_TIMEOUT_MS",
+    "DEFAULT_STDERR_BYTES",
+    "DEFAULT_STDERR_LINES",
+    "ERROR_KIND_CODES",
+    "EVENT_NAMES",
+    "EVENT_PREFIX",
+    "ErrorCodes",
+    "HostProviderError",
+    "METHOD_NAMES",
+    "MessageTooLargeError",
+    "PRODUCE_METHOD",
+    "PROTOCOL_VERSION",
+    "PromptdClient",
+    "ProtocolError",
+    "ProtocolVersionError",
+    "RequestTimeoutError",
+    "ResponseError",
+    "StartError",
+  ]);
+});

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { test } from "node:test";
 
-import { METHOD_NAMES, PromptdClient } from "../src/index.js";
+import { ErrorCodes, METHOD_NAMES, PromptdClient, ResponseError, type ErrorCode, type LintKind, type ResponseErrorCode } from "../src/index.js";
 import { CLIENT_ROOT, REPO_ROOT } from "./support/env.js";
 
 const GENERATOR = join(CLIENT_ROOT, "scripts", "generate.mjs");
@@ -33,10 +33,18 @@ test("the generated file starts with a do-not-edit line naming the command that 
   assert.match(first ?? "", /DO NOT EDIT.*make -C clients\/node generate/);
 });
 
-test("every request method of the protocol has a typed wrapper on the client", () => {
-  const doc = JSON.parse(readFileSync(join(REPO_ROOT, "protocol", "openrpc.json"), "utf8")) as { methods: Array<{ name: string; result?: unknown }> };
-  const requests = doc.methods.filter((method) => method.result !== undefined).map((method) => method.name);
-  assert.deepEqual([...METHOD_NAMES].sort(), requests.sort());
+test("every request method of the protocol has a typed wrapper on the client, except those the document marks x-no-wrapper", async () => {
+  const doc = JSON.parse(readFileSync(join(REPO_ROOT, "protocol", "openrpc.json"), "utf8")) as {
+    methods: Array<{ name: string; result?: unknown; "x-no-wrapper"?: boolean }>;
+  };
+  const requests = doc.methods.filter((method) => method.result !== undefined);
+  assert.deepEqual([...METHOD_NAMES].sort(), requests.map((method) => method.name).sort());
+  const { wrapperName } = await generator();
+  for (const method of requests) {
+    const wrapped = wrapperName(method.name) in PromptdClient.prototype;
+    assert.equal(wrapped, method["x-no-wrapper"] !== true, `${method.name}: wrapper ${wrapped ? "present" : "missing"}`);
+  }
+  assert.ok(requests.some((method) => method.name === "shutdown" && method["x-no-wrapper"] === true));
 });
 
 test("method names become camelCase wrappers", async () => {
@@ -92,4 +100,27 @@ test("no source file uses the any type (strict mode forbids implicit any; this f
     }
   }
   assert.deepEqual(offenders, []);
+});
+
+test("ResponseError.code is typed as the generated ErrorCode union, and a code newer than it still fits", () => {
+  const known = ResponseError.fromWire({ code: -32602, message: "Invalid params", data: { kind: "invalid_params" } });
+  const named: ResponseErrorCode = ErrorCodes.InvalidParams;
+  assert.equal(known.code, named);
+  // Narrowing on a known code works as on the union.
+  const which = (code: ResponseErrorCode): string => (code === ErrorCodes.InvalidParams ? "invalid params" : code === ErrorCodes.ServerShutDown ? "shut down" : "other");
+  assert.equal(which(known.code), "invalid params");
+  const newer = ResponseError.fromWire({ code: -32099, message: "from a newer server" });
+  assert.equal(newer.code, -32099);
+  assert.equal(which(newer.code), "other");
+  const every: readonly ErrorCode[] = Object.values(ErrorCodes);
+  assert.ok(every.includes(ErrorCodes.InvalidParams));
+  // @ts-expect-error: a code is a number, never a string
+  assert.throws(() => new ResponseError("bad", "x").code.toFixed());
+});
+
+test("lint kinds are the generated closed set", () => {
+  const kind: LintKind = "unguarded_tool";
+  // @ts-expect-error: not a lint kind
+  const typo: LintKind = "unguarded_tol";
+  assert.notEqual(kind, typo);
 });

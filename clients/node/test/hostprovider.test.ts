@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
 
-import { HostProviderError, type ProduceRequest, type PromptdClient } from "../src/index.js";
+import { HostProviderError, type Config, type EventName, type ProduceRequest, type PromptdClient } from "../src/index.js";
 import { startClient } from "./support/env.js";
 
 const NEEDED = ["providers/register", "reminder/assemble"];
@@ -16,8 +16,8 @@ const NEEDED = ["providers/register", "reminder/assemble"];
 async function clientWithAssembly(
   t: TestContext,
   hostProviders: boolean,
-  config?: Record<string, unknown>,
-  events: boolean | string[] = false,
+  config?: Config,
+  events: boolean | EventName[] = false,
 ): Promise<PromptdClient | undefined> {
   const { client } = await startClient(config === undefined ? { hostProviders, events } : { hostProviders, events, config });
   const missing = NEEDED.filter((method) => !client.serverMethods.includes(method));

@@ -18,10 +18,12 @@ import {
   PromptdClient,
   ProtocolVersionError,
   ResponseError,
-  SidecarProcess,
   StartError,
+  type Config,
   type ExitInfo,
+  type StartOptions,
 } from "../src/index.js";
+import { SidecarProcess } from "../src/process.js";
 import { CLIENT_ROOT, PROMPTD, serverEnv, startClient } from "./support/env.js";
 
 test("start initializes: the server names itself, speaks our protocol version and lists its methods", async () => {
@@ -73,6 +75,36 @@ test("a bad configuration fails start with the exit status and the server's own 
   assert.ok(error.stderr.some((line) => line.includes("invalid config at log_level")), JSON.stringify(error.stderr));
   assert.match(error.message, /promptd did not start: .*exited with status 2.*\n.*invalid config at log_level/s);
   assert.doesNotMatch(error.message, /^the peer closed the connection$/);
+});
+
+test("events are typed as the closed set EventName, and a misspelt one fails start with -32602 instead of never arriving", async () => {
+  // @ts-expect-error: "event/gate_fird" is not an EventName; the compiler catches the typo.
+  const misspelt: StartOptions["events"] = ["event/gate_fird"];
+  const error = await failedStart({ command: PROMPTD, env: serverEnv(), events: misspelt });
+  assert.ok(error instanceof StartError, String(error));
+  assert.ok(error.cause instanceof ResponseError, String(error.cause));
+  assert.equal(error.cause.code, ErrorCodes.InvalidParams);
+  assert.equal(error.cause.kind, "invalid_params");
+  assert.match(JSON.stringify(error.cause.data), /capabilities\.events.*event\/gate_fird/);
+  const { client } = await startClient({ events: ["event/gate_fired"] });
+  await client.stop();
+});
+
+test("config is typed as promptd.toml's shape: a misspelt setting does not compile, and the server refuses it (invalid_config)", async () => {
+  // @ts-expect-error: todo_gat is not a section of Config.
+  const misspelt: Config = { todo_gat: { enabled: true } };
+  const error = await failedStart({ command: PROMPTD, env: serverEnv(), config: misspelt });
+  assert.ok(error instanceof StartError, String(error));
+  assert.ok(error.cause instanceof ResponseError, String(error.cause));
+  assert.equal(error.cause.kind, "invalid_config");
+  const { client } = await startClient({ config: { todo_gate: { enabled: true, max_fires_per_prompt: 1 }, reminders: { style: "xml" } } });
+  try {
+    const gate = await client.todoGate({ session: "s", prompt_id: "p", todos: [{ id: "1", content: "x", status: "pending" }], last_step_called_tool: false });
+    assert.equal(gate.decision, "nudge");
+    assert.match(gate.reminder ?? "", /^<system-reminder/);
+  } finally {
+    await client.stop();
+  }
 });
 
 test("a missing config file fails start saying which file", async () => {

@@ -71,7 +71,17 @@ await client.stop();
 console.log(text);
 `,
   );
-  // CommonJS hosts load the ES module with a dynamic import.
+  // CommonJS hosts load the ES module with a dynamic import (every Node 20+), or with require()
+  // where Node can require an ES module (20.19+ and 22.12+ without a flag: require_module).
+  writeFileSync(
+    join(project, "host-require.cjs"),
+    `const { PromptdClient } = require("@promptd/client");
+PromptdClient.start({ command: process.env.PROMPTD }).then(async (client) => {
+  console.log(client.initializeResult.server_info.name);
+  await client.stop();
+});
+`,
+  );
   writeFileSync(
     join(project, "host.cjs"),
     `(async () => {
@@ -87,6 +97,11 @@ console.log(text);
   assert.equal(esm.stdout, '<system-reminder key="session.cwd">\n/tmp\n</system-reminder>\n');
   const cjs = await run(process.execPath, ["host.cjs"], project, env);
   assert.equal(cjs.stdout, "promptd\n");
+  if (process.features.require_module === true) {
+    const required = await run(process.execPath, ["host-require.cjs"], project, env);
+    assert.equal(required.stdout, "promptd\n");
+    assert.doesNotMatch(required.stderr, /ExperimentalWarning|ERR_REQUIRE_ESM/);
+  }
 }
 
 test("package.json is publishable: not private, Apache-2.0, repository, keywords, ESM, built on prepare", () => {
@@ -130,4 +145,35 @@ test("npm install /path/to/clients/node builds the package (prepare) and a host 
   const copy = pristineCopy("folder");
   await useFromProject("from-folder", copy);
   assert.ok(readdirSync(join(copy, "dist", "src")).includes("index.js"));
+  await typeScriptCommonJsHost(join(SCRATCH, "from-folder"));
 });
+
+/**
+ * A CommonJS TypeScript host with a static import (tsc turns it into require()): type-checks
+ * with module nodenext (TypeScript 5.8+) and with module commonjs, and runs where Node can
+ * require an ES module. (module node16 refuses it, TS1479: use nodenext or a dynamic import.)
+ */
+async function typeScriptCommonJsHost(project: string): Promise<void> {
+  symlinkSync(join(CLIENT_ROOT, "node_modules", "@types"), join(project, "node_modules", "@types"), "dir");
+  writeFileSync(
+    join(project, "host.cts"),
+    `import { ErrorCodes, PromptdClient, type ResponseErrorCode } from "@promptd/client";
+async function main(): Promise<void> {
+  const client = await PromptdClient.start({ command: process.env["PROMPTD"] ?? "promptd" });
+  const code: ResponseErrorCode = ErrorCodes.InvalidParams;
+  console.log(client.initializeResult?.server_info.name, code);
+  await client.stop();
+}
+void main();
+`,
+  );
+  const tsc = join(CLIENT_ROOT, "node_modules", "typescript", "bin", "tsc");
+  for (const [module, resolution] of [["nodenext", "nodenext"], ["commonjs", "node10"]] as const) {
+    const out = join(project, `out-${module}`);
+    await run(process.execPath, [tsc, "--strict", "--module", module, "--moduleResolution", resolution, "--target", "es2022", "--types", "node", "--outDir", out, "host.cts"], project);
+    if (process.features.require_module === true) {
+      const host = await run(process.execPath, [join(out, "host.cjs")], project, serverEnv({ PROMPTD }));
+      assert.equal(host.stdout, "promptd -32602\n");
+    }
+  }
+}

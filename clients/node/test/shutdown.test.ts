@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { DEFAULT_GRACE_MS, SidecarProcess, type ShutdownStep } from "../src/index.js";
+import { DEFAULT_GRACE_MS, type ShutdownStep } from "../src/index.js";
+import { SidecarProcess } from "../src/process.js";
 import { CLIENT_ROOT, delay } from "./support/env.js";
 
 const FIXTURE = join(CLIENT_ROOT, "test", "fixtures", "stubborn-sidecar.mjs");

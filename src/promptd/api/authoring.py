@@ -3,6 +3,7 @@
 Apart from api/prompt.py, so a host that only renders never builds these models.
 """
 
+from enum import StrEnum
 from typing import Any
 
 from pydantic import Field
@@ -20,14 +21,39 @@ class LintParams(ApiModel):
     tool_kinds: list[str] = Field(default=[], description="Tool kinds the host sends besides the documented ones (not questioned as misspellings).")
 
 
+class LintKind(StrEnum):
+    """What a prompt/lint violation is (docs/templates.md): a tool name used unguarded, dynamically
+    or aliased, a param used unguarded, a name no render defines, a misspelt tool kind, a construct
+    the reference engine lacks (not_portable), or a syntax error."""
+
+    # The values are the linter's own (promptd.prompt.guards, promptd.prompt.lint); a test checks
+    # that the two sets are the same.
+    UNGUARDED_TOOL = "unguarded_tool"
+    DYNAMIC_TOOL = "dynamic_tool"
+    ALIASED_TOOLS = "aliased_tools"
+    UNGUARDED_PARAM = "unguarded_param"
+    UNDEFINED_VARIABLE = "undefined_variable"
+    UNKNOWN_TOOL_KIND = "unknown_tool_kind"
+    NOT_PORTABLE = "not_portable"
+    SYNTAX = "syntax"
+
+
+class LintSeverity(StrEnum):
+    """How much a prompt/lint violation matters: an error, or a warning (not_portable), which alone
+    does not fail `promptd lint`."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
 class LintViolation(ApiModel):
     line: int = Field(description="1-based")
     column: int = Field(description="1-based, in code points")
-    kind: str = Field(
+    kind: LintKind = Field(
         description="unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax"
     )
     message: str
-    severity: str = Field("error", description="error, or warning (not_portable): a warning alone does not fail `promptd lint`.")
+    severity: LintSeverity = Field(LintSeverity.ERROR, description="error, or warning (not_portable): a warning alone does not fail `promptd lint`.")
 
 
 class LintResult(ApiModel):

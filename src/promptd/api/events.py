@@ -4,12 +4,15 @@ protocol/openrpc.json lists them under `x-server-to-client` as notifications who
 schemas (named `<Name>Event`).
 """
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import Field
-from typing_extensions import TypeAliasType
 
 from promptd.api.base import ApiModel
+# The closed set of event names (for `capabilities.events` and the clients' event types) is
+# declared with initialize's models, which every process loads, so that answering initialize
+# does not import these; a contract test checks it names exactly the events below.
+from promptd.api.core import EventName as EventName
 from promptd.assembly.kinds import SkipReason
 
 
@@ -75,9 +78,3 @@ class NudgeFiredEvent(EventModel):
 EVENTS: dict[str, type[EventModel]] = {
     model.METHOD: model for model in (ProviderSkippedEvent, SpilledEvent, GateFiredEvent, GateExhaustedEvent, NudgeFiredEvent)
 }
-
-# The closed set of event names, for `capabilities.events` and the clients' event types.
-EventName = TypeAliasType(
-    "EventName",
-    Literal["event/provider_skipped", "event/spilled", "event/gate_fired", "event/gate_exhausted", "event/nudge_fired"],
-)

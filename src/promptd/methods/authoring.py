@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 
-from promptd.api.authoring import LintParams, LintResult, LintViolation, TemplateVariable, VarsParams, VarsResult
+from promptd.api.authoring import LintKind, LintParams, LintResult, LintSeverity, LintViolation, TemplateVariable, VarsParams, VarsResult
 from promptd.methods.base import Context, Method
 
 
@@ -39,7 +39,7 @@ async def lint(params: LintParams, ctx: Context) -> LintResult:
     except RenderTimeout as exc:
         ctx.runtime.log.info("render_timeout", template=exc.data.get("template"), limit_ms=exc.data.get("limit_ms"))
         raise
-    return LintResult(violations=[LintViolation(line=v.line, column=v.column, kind=v.kind, message=v.message, severity=v.severity) for v in found])
+    return LintResult(violations=[LintViolation(line=v.line, column=v.column, kind=LintKind(v.kind), message=v.message, severity=LintSeverity(v.severity)) for v in found])
 
 
 def variables(params: VarsParams, ctx: Context) -> VarsResult:

@@ -86,3 +86,7 @@ class Method(NamedTuple, Generic[P, R]):
     lifecycle: bool = False
     # Sent as a notification and never answered (exit, $/cancelRequest).
     notification: bool = False
+    # A request the clients send themselves while ending a session (shutdown: their stop() and
+    # Close send it, then exit): documented with `x-no-wrapper`, so that no generated client
+    # offers a raw call of it, which would leave the client half-stopped.
+    client_driven: bool = False

@@ -65,7 +65,7 @@ def lifecycle_methods(table: Mapping[str, Method]) -> list[Method]:
     they are given it (promptd.methods builds it) instead of importing their own package back."""
     return [
         Method("initialize", InitializeParams, InitializeResult, partial(initialize, table=table), "Negotiates the protocol version, records client facts, applies config overrides.", lifecycle=True),
-        Method("shutdown", Empty, Empty, shutdown, "Drains in-flight work; later requests are refused with -32002.", lifecycle=True),
+        Method("shutdown", Empty, Empty, shutdown, "Drains in-flight work; later requests are refused with -32002.", lifecycle=True, client_driven=True),
         Method("exit", Empty, Empty, served_by_transport, "Notification: ends the process (0 after shutdown, 1 otherwise).", lifecycle=True, notification=True),
         Method("$/cancelRequest", CancelParams, Empty, served_by_transport, "Notification: cancels a running request, which is answered -32800.", lifecycle=True, notification=True),
         Method("rpc.discover", Empty, DiscoverResult, partial(discover, table=table), "The OpenRPC document of this server.", lifecycle=True),

@@ -94,6 +94,17 @@ func (g *generator) typesFile() ([]byte, error) {
 			return nil, err
 		}
 	}
+	seenOneOf := map[string]bool{}
+	for _, u := range g.oneOfs {
+		if seenOneOf[u.name] {
+			continue
+		}
+		seenOneOf[u.name] = true
+		if err := g.claim(u.name, "a union of alternatives"); err != nil {
+			return nil, err
+		}
+		oneOfDecl(&b, u)
+	}
 	if g.boolOrList {
 		if err := g.claim("BoolOrList", "the true/false-or-list helper"); err != nil {
 			return nil, err
@@ -101,10 +112,59 @@ func (g *generator) typesFile() ([]byte, error) {
 		b.WriteString(boolOrListSource)
 	}
 	src := b.String()
-	if strings.Contains(src, "json.") {
-		src = strings.Replace(src, "package promptd\n", "package promptd\n\nimport \"encoding/json\"\n", 1)
+	var imports []string
+	for _, pkg := range []string{"encoding/json", "fmt"} {
+		if strings.Contains(src, pkg[strings.LastIndex(pkg, "/")+1:]+".") {
+			imports = append(imports, fmt.Sprintf("%q", pkg))
+		}
+	}
+	if len(imports) > 0 {
+		src = strings.Replace(src, "package promptd\n", "package promptd\n\nimport (\n"+strings.Join(imports, "\n")+"\n)\n", 1)
 	}
 	return []byte(src), nil
+}
+
+// oneOfDecl writes a union's struct, and the JSON methods that write the one alternative set
+// and read a string or an object into the alternative it is.
+func oneOfDecl(b *strings.Builder, u oneOf) {
+	var fields, names, keys []string
+	if u.str != nil {
+		fields = append(fields, "Name "+u.str.expr)
+		names = append(names, "Name")
+	}
+	for _, o := range u.objects {
+		fields = append(fields, o.goName+" *"+o.goName)
+		names = append(names, o.goName)
+		keys = append(keys, o.key)
+	}
+	list := strings.Join(names, ", ")
+	fmt.Fprintf(b, "// %s is one of several shapes: set exactly one of %s.\n", u.name, list)
+	if u.str != nil {
+		b.WriteString("// Name is the string form; each other field is the object form of that name.\n")
+	}
+	fmt.Fprintf(b, "type %s struct {\n\t%s\n}\n\n", u.name, strings.Join(fields, "\n\t"))
+
+	b.WriteString("// MarshalJSON writes the one alternative that is set (an error when none or several are).\n")
+	fmt.Fprintf(b, "func (v %s) MarshalJSON() ([]byte, error) {\n\tset, out := 0, any(nil)\n", u.name)
+	if u.str != nil {
+		b.WriteString("\tif v.Name != \"\" {\n\t\tset, out = set+1, v.Name\n\t}\n")
+	}
+	for _, o := range u.objects {
+		fmt.Fprintf(b, "\tif v.%s != nil {\n\t\tset, out = set+1, v.%s\n\t}\n", o.goName, o.goName)
+	}
+	fmt.Fprintf(b, "\tif set != 1 {\n\t\treturn nil, fmt.Errorf(\"promptd: %s: set exactly one of %s (%%d are set)\", set)\n\t}\n", u.name, list)
+	b.WriteString("\treturn json.Marshal(out)\n}\n\n")
+
+	fmt.Fprintf(b, "// UnmarshalJSON reads a string into Name and an object into the alternative its fields name (%s).\n", strings.Join(keys, ", "))
+	fmt.Fprintf(b, "func (v *%s) UnmarshalJSON(data []byte) error {\n\t*v = %s{}\n", u.name, u.name)
+	if u.str != nil {
+		b.WriteString("\tif len(data) > 0 && data[0] == '\"' {\n\t\treturn json.Unmarshal(data, &v.Name)\n\t}\n")
+	}
+	b.WriteString("\tvar fields map[string]json.RawMessage\n\tif err := json.Unmarshal(data, &fields); err != nil {\n\t\treturn err\n\t}\n")
+	for _, o := range u.objects {
+		fmt.Fprintf(b, "\tif _, ok := fields[%q]; ok {\n\t\tv.%s = new(%s)\n\t\treturn json.Unmarshal(data, v.%s)\n\t}\n", o.key, o.goName, o.goName, o.goName)
+	}
+	fmt.Fprintf(b, "\treturn fmt.Errorf(\"promptd: %s: an object with none of the fields %s\")\n}\n\n", u.name, strings.Join(keys, ", "))
 }
 
 // boolOrListSource is the helper for a value that is true/false or a list (capabilities.events:

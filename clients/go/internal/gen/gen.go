@@ -47,7 +47,22 @@ type generator struct {
 	resultOf   map[string][]string // component name -> methods answering with it
 	inline     []inlineType        // object schemas without a component of their own
 	enums      []inlineEnum        // string enums without a component of their own
+	oneOfs     []oneOf             // unions of a string and objects, as a struct of alternatives
 	boolOrList bool                // the BoolOrList helper type is used
+}
+
+// oneOf is a value that is a string (a name) or one of several objects, each told apart by a
+// required field the others do not have (prompt context's system_prompt: "codex", {"custom":
+// ...} or {"sealed": ...}): a struct with one field per alternative, exactly one of them set.
+type oneOf struct {
+	name    string
+	str     *gotype // the string alternative, if any
+	objects []oneOfObject
+}
+
+type oneOfObject struct {
+	goName string // the component's Go type, also the field's name
+	key    string // the required field only this alternative has
 }
 
 type inlineEnum struct {
@@ -113,13 +128,14 @@ func Generate(spec []byte, names, clientMethods map[string]bool) (map[string][]b
 	return out, nil
 }
 
-// callable lists the methods that get a wrapper: every method with a result. Notifications
-// (exit, $/cancelRequest) have none; the client sends those itself as part of Close and of a
-// cancelled call.
+// callable lists the methods that get a wrapper: every method with a result that the document
+// does not mark x-no-wrapper. Notifications (exit, $/cancelRequest) have none, and neither has
+// shutdown (x-no-wrapper): the client sends those itself, as part of Close and of a cancelled
+// call, and a raw Shutdown would leave a half-closed client.
 func (g *generator) callable() []method {
 	var out []method
 	for _, m := range g.doc.Methods {
-		if m.Result != nil {
+		if m.Result != nil && !m.NoWrapper {
 			out = append(out, m)
 		}
 	}
@@ -337,9 +353,64 @@ func (g *generator) unionType(alts []*schema, context string, use usage) gotype 
 			}
 		}
 	}
-	// Mixed shapes (bool or list, string or object) have no Go equivalent; `any` carries any of
-	// them (numbers decode as json.Number).
+	if t, ok := g.oneOfType(rest, context, use); ok {
+		t.nullable = nullable
+		return t
+	}
+	// Other mixed shapes have no Go equivalent; `any` carries any of them (numbers decode as
+	// json.Number).
 	return gotype{expr: "any", nilable: true, nullable: nullable}
+}
+
+// oneOfType maps a union of at most one string and named objects, each with a required field
+// none of the others has, to a struct with a field per alternative (see oneOf); false for any
+// other union.
+func (g *generator) oneOfType(alts []*schema, context string, use usage) (gotype, bool) {
+	var str *schema
+	var refs []string
+	for _, alt := range alts {
+		types, _ := withoutNull(alt.Types)
+		switch {
+		case alt.Ref != "" && g.components[refName(alt.Ref)] != nil && isStruct(g.components[refName(alt.Ref)]):
+			refs = append(refs, refName(alt.Ref))
+		case alt.Ref == "" && str == nil && (len(types) == 1 && types[0] == "string" || len(types) == 0 && len(alt.Enum) > 0 && enumType(alt.Enum).expr == "string"):
+			str = alt
+		default:
+			return gotype{}, false
+		}
+	}
+	if len(refs) == 0 {
+		return gotype{}, false
+	}
+	u := oneOf{name: context}
+	for i, name := range refs {
+		key := ""
+		for _, p := range g.components[name].Properties {
+			if !g.components[name].Required[p.Name] {
+				continue
+			}
+			unique := true
+			for j, other := range refs {
+				for _, q := range g.components[other].Properties {
+					unique = unique && (i == j || q.Name != p.Name)
+				}
+			}
+			if unique {
+				key = p.Name
+				break
+			}
+		}
+		if key == "" {
+			return gotype{}, false // no field tells this alternative apart
+		}
+		u.objects = append(u.objects, oneOfObject{goName: g.goNames[name], key: key})
+	}
+	if str != nil {
+		t := g.typeOf(str, context+"Name", use)
+		u.str = &t
+	}
+	g.oneOfs = append(g.oneOfs, u)
+	return gotype{expr: context}, true
 }
 
 func (g *generator) objectType(s *schema, context string, use usage) gotype {

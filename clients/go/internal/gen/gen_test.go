@@ -69,9 +69,12 @@ const sample = `{
       {"name": "mode", "required": true, "schema": {"anyOf": [{"const": "a"}, {"const": "b"}]}},
       {"name": "tags", "required": false, "schema": {"type": "object", "additionalProperties": {"type": "string"}}},
       {"name": "extra", "required": false, "schema": {"type": "object", "additionalProperties": true}},
-      {"name": "value", "required": false, "schema": {}}
+      {"name": "value", "required": false, "schema": {}},
+      {"name": "override", "required": false, "schema": {"anyOf": [{"enum": ["none", "codex"], "type": "string"}, {"$ref": "#/components/schemas/Custom"}, {"$ref": "#/components/schemas/Sealed"}], "default": "none"}},
+      {"name": "either", "required": false, "schema": {"anyOf": [{"$ref": "#/components/schemas/Custom"}, {"$ref": "#/components/schemas/AlsoCustom"}]}}
     ], "result": {"name": "result", "schema": {"$ref": "#/components/schemas/Thing-Output"}}},
     {"name": "thing/drop", "params": [], "result": {"name": "result", "schema": {"$ref": "#/components/schemas/Empty"}}},
+    {"name": "thing/stop", "params": [], "result": {"name": "result", "schema": {"$ref": "#/components/schemas/Empty"}}, "x-no-wrapper": true},
     {"name": "thing/poke", "params": []}
   ],
   "components": {"schemas": {
@@ -83,7 +86,10 @@ const sample = `{
       "count": {"type": "integer", "default": 3}
     }, "required": ["id", "spill"]},
     "Spill": {"type": "object", "description": "Where it went.", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    "Unused": {"type": "object", "properties": {"x": {"type": "string"}}}
+    "Unused": {"type": "object", "properties": {"x": {"type": "string"}}},
+    "Custom": {"type": "object", "properties": {"custom": {"type": "string"}}, "required": ["custom"], "additionalProperties": false},
+    "Sealed": {"type": "object", "properties": {"sealed": {"type": "string"}, "note": {"type": "string"}}, "required": ["sealed"], "additionalProperties": false},
+    "AlsoCustom": {"type": "object", "properties": {"custom": {"type": "string"}}, "required": ["custom"], "additionalProperties": false}
   }}
 }`
 
@@ -112,6 +118,10 @@ func TestTheGeneratorMapsEachSchemaShapeToItsGoType(t *testing.T) {
 		{"a received field with a default is a value", "Count int64 `json:\"count,omitempty\"`"},
 		{"descriptions become comments", "// Where it went."},
 		{"the protocol version", "const ProtocolVersion = \"test-1\""},
+		{"a string or objects told apart by a field is a struct of alternatives", "Override *ThingMakeParamsOverride `json:\"override,omitempty\"`"},
+		{"with a field per alternative", "type ThingMakeParamsOverride struct {\nName ThingMakeParamsOverrideName\nCustom *Custom\nSealed *Sealed\n}"},
+		{"read by the field only one alternative has", "if _, ok := fields[\"sealed\"]; ok {"},
+		{"objects no field tells apart stay any", "Either any `json:\"either,omitempty\"`"},
 	} {
 		if !strings.Contains(types, tc.want) {
 			t.Errorf("%s: types.go lacks %q", tc.what, tc.want)
@@ -130,6 +140,9 @@ func TestTheGeneratorMapsEachSchemaShapeToItsGoType(t *testing.T) {
 	}
 	if strings.Contains(methods, "ThingPoke") {
 		t.Error("a notification got a wrapper")
+	}
+	if strings.Contains(methods, "ThingStop") {
+		t.Error("a method marked x-no-wrapper got a wrapper")
 	}
 }
 

@@ -16,7 +16,7 @@ type document struct {
 	// What the server sends: the provider/produce request and the event/* notifications.
 	ServerToClient []method    `json:"x-server-to-client"`
 	Errors         []wireError `json:"x-errors"`
-	Components      struct {
+	Components     struct {
 		Schemas map[string]json.RawMessage `json:"schemas"`
 	} `json:"components"`
 }
@@ -38,7 +38,9 @@ type method struct {
 	Params  []param `json:"params"`
 	// The params' own model, when the document names it.
 	ParamsSchema json.RawMessage `json:"x-params-schema"`
-	Result  *struct {
+	// A request the client sends itself (shutdown, within Close): no wrapper.
+	NoWrapper bool `json:"x-no-wrapper"`
+	Result    *struct {
 		Schema json.RawMessage `json:"schema"`
 	} `json:"result"`
 }
