@@ -156,6 +156,7 @@ CASES: dict[str, dict[int, tuple[list[str], str]]] = {
         2: (["vault", "open", "good.sealed", "--key-file", "k", "-o", "no/such/folder/plain.jinja"], "cannot be written"),
     },
     "vault keygen": {0: (["vault", "keygen", "new/vault.key"], "written"), 2: (["vault", "keygen", "k"], "exists")},
+    "keygen": {0: (["keygen", "new/provenance.key"], "written"), 2: (["keygen", "k"], "exists")},
 }
 
 

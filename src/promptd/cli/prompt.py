@@ -227,6 +227,23 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     keygen.add_argument("file")
     keygen.set_defaults(handler=run_vault_keygen)
+    provenance = commands.add_parser(
+        "keygen",
+        help="write a new 256-bit key (the provenance key, or a vault key) to a file only you can read",
+        description=wrap(
+            "Write a new random 256-bit key (64 hex digits) to FILE, mode 0600; missing folders are created, mode "
+            "0700. An existing file is never overwritten. Point reminders.provenance_key_file at it, so that "
+            "reminder blocks written by one promptd verify in the next (docs/security.md), or vault.key_file."
+        ),
+        epilog=exit_status(
+            (Exit.OK, "the key was written"),
+            (Exit.USAGE, "usage or input error: bad arguments, FILE exists already or cannot be written, an invalid configuration"),
+            pipe=False,
+        ),
+        formatter_class=formatter,
+    )
+    provenance.add_argument("file")
+    provenance.set_defaults(handler=run_keygen)
 
 
 # -- render, diff, vars and lint ----------------------------------------------------------------
@@ -566,16 +583,24 @@ def run_vault_open(config: Any, args: argparse.Namespace) -> int:
 
 
 def run_vault_keygen(config: Any, args: argparse.Namespace) -> int:
-    from promptd.prompt import vault
+    return _write_new_key(args.file, "vault key")
+
+
+def run_keygen(config: Any, args: argparse.Namespace) -> int:
+    return _write_new_key(args.file, "key")
+
+
+def _write_new_key(name: str, what: str) -> int:
+    from promptd import keyfile
 
     try:
-        _private_folders(Path(args.file).parent)
-        _write_private(args.file, vault.new_key().hex().encode() + b"\n", exclusive=True)
+        _private_folders(Path(name).parent)
+        _write_private(name, keyfile.new_key().hex().encode() + b"\n", exclusive=True)
     except FileExistsError:
-        raise Failed(f"{args.file} already exists; refusing to overwrite a key") from None
+        raise Failed(f"{name} already exists; refusing to overwrite a key") from None
     except OSError as exc:
-        raise Failed(f"cannot write the key to {args.file}: {exits.os_reason(exc)}") from None
-    print(f"wrote a new vault key to {args.file} (mode 0600)", file=sys.stderr)
+        raise Failed(f"cannot write the key to {name}: {exits.os_reason(exc)}") from None
+    print(f"wrote a new {what} to {name} (mode 0600)", file=sys.stderr)
     return Exit.OK
 
 
