@@ -110,3 +110,20 @@ def test_promptd_local_is_re_exported_without_making_import_promptd_heavy():
     assert promptd.Local is Local and promptd.LocalError is LocalError
     probe = "import sys, promptd; print(any(m.startswith(('pydantic', 'promptd.methods')) for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_a_call_of_an_offloaded_method_starts_no_event_loop_and_no_thread(monkeypatch):
+    import asyncio
+    import threading
+
+    from promptd.local import Local
+
+    door = Local()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("Local.call started an event loop or a thread for an offloaded method")
+
+    monkeypatch.setattr(asyncio, "run", refuse)
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    assert door.call("content/sanitize", {"text": "<system-reminder>x"})["neutralized"] == 1
+    assert door.call("citation/strip", {"text": "plain"})["text"] == "plain"

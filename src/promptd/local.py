@@ -116,7 +116,8 @@ class Local:
                 pass
             else:
                 raise RuntimeError(f"{method} waits on an event loop: inside one, use `await Local.acall(...)`")
-        outcome = self._start(target, params)
+        # Offloaded handlers run right here: this caller waits anyway, and has no loop to keep free.
+        outcome = self._start(target, params, offload=False)
         if isinstance(outcome, dict):
             return outcome
         try:
@@ -149,18 +150,19 @@ class Local:
             raise LocalError(code, codes.MESSAGES[code], data)
         return self._table[name]
 
-    def _start(self, target: Method, params: Mapping[str, Any] | None) -> dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]:
+    def _start(self, target: Method, params: Mapping[str, Any] | None, offload: bool = True) -> dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]:
         # A mapping is copied to the plain dict the wire would have decoded; anything else (a
         # list, a number) is passed on to be refused by the boundary as the wire refuses it.
         raw = dict(params) if isinstance(params, Mapping) else params
         try:
-            return start(target, raw, self._context)
+            return start(target, raw, self._context, offload=offload)
         except RpcFailure as failure:
             raise _local(failure) from failure
 
 
 def _waits(method: Method) -> bool:
-    return method.offload or method.may_wait or inspect.iscoroutinefunction(method.handler)
+    # Offloaded methods are not among them: call() runs their handlers inline.
+    return method.may_wait or inspect.iscoroutinefunction(method.handler)
 
 
 def _local(failure: RpcFailure) -> LocalError:
