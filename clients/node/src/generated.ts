@@ -70,6 +70,14 @@ export interface Capabilities {
   events?: boolean | string[];
 }
 
+export interface Change {
+  path: string;
+  kind: ChangeKind;
+  edited: boolean;
+}
+
+export type ChangeKind = "tag" | "delimiter" | "nonce" | "tag_characters" | "stale_block" | "too_deep";
+
 export interface CitationDescribeParams {
   url: string;
   /** @default true */
@@ -261,17 +269,20 @@ export interface GateResult {
   unbacked: number;
 }
 
-export interface HistoryMessage {
-  role: string;
-  content: JsonValue;
-}
+/**
+ * A message as its SDK serializes it (Anthropic, OpenAI Chat or Responses, MCP, Gemini, the
+ * Vercel AI SDK): a JSON object, returned with its key order and unknown fields kept.
+ */
+export type HistoryMessage = Record<string, JsonValue>;
 
 export interface HistorySanitizeParams {
+  shape?: MessageShape | null;
   messages: HistoryMessage[];
 }
 
 export interface HistorySanitizeResult {
   messages: HistoryMessage[];
+  changes: Change[];
   neutralized: number;
   dropped: number;
 }
@@ -369,6 +380,8 @@ export interface LintViolation {
 }
 
 export type MarkerForm = "pua" | "ascii" | "object";
+
+export type MessageShape = "anthropic" | "openai_chat" | "openai_responses" | "mcp" | "gemini" | "ai_sdk";
 
 export interface NameParams {
   name: string;
@@ -588,6 +601,7 @@ export interface SanitizeValueParams {
 export interface SanitizeValueResult {
   value: JsonValue;
   neutralized: number;
+  changes: Change[];
 }
 
 export type Scope = "global" | "per_turn";

@@ -19,7 +19,8 @@ order:
 Text parts that a host joins into one text (MCP content items, text blocks) are sanitized as one
 stream (`sanitize_stream`): a tag split across parts is found on the joined text and neutralized
 in the part where it starts. Parts that must not change (signed content) can be marked: they are
-read with the stream and what lies wholly in them is reported, not edited.
+read with the stream and what lies wholly in them is reported, not edited. Structured values:
+promptd.reminders.values.
 
 None of the replacements can be read as the thing it replaced, nor join with its neighbours into
 a new one, so sanitizing twice gives the same text (idempotent) and counts nothing the second time.
@@ -28,7 +29,7 @@ a new one, so sanitizing twice gives the same text (idempotent) and counts nothi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from promptd.reminders.kinds import SpanKind
@@ -41,14 +42,6 @@ NONCE_TEXT = "[nonce]"
 # Put in front of a forged tag's name. It begins with a letter no tag name begins with, so the
 # renamed tag never reads as one again (idempotence), and it ends in "-" so it reads as a prefix.
 RENAME_PREFIX = "untrusted-"
-# Structured values nested deeper than this are replaced by DEPTH_MARKER. Real tool results stay
-# well under it; the limit keeps recursion far from the interpreter's own.
-MAX_VALUE_DEPTH = 64
-DEPTH_MARKER = f"[promptd: value nested deeper than {MAX_VALUE_DEPTH} levels withheld]"
-# Content parts whose "text" a host joins with its neighbours into what the model reads: MCP
-# content items and Anthropic text blocks ("text"), OpenAI Responses parts (input_/output_text),
-# streamed deltas ("text_delta"); parts without a type count too (is_text_part).
-TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text", "text_delta"})
 
 
 class Sanitized(NamedTuple):
@@ -278,123 +271,3 @@ class _Runs:
             return last + 1
         # A replacement: the first unlocked part its span covers.
         return last + 1 if self.bounds[last + 1][0] < edit.end else -1
-
-
-def sanitize_value(value: object, nonce: str | None = None) -> tuple[object, int]:
-    """Sanitizes every string and every object key in a JSON-shaped value.
-
-    Consecutive text parts of a list (strings, or objects whose "type" is a text type and whose
-    "text" is a string) are sanitized as one stream. Keys that become equal after sanitizing are
-    both kept: later ones get a visible " [duplicate key N]" suffix rather than silently
-    overwriting an earlier one. A value nested deeper than MAX_VALUE_DEPTH is replaced by
-    DEPTH_MARKER (fail closed: its content is not passed on).
-    """
-    counter = [0]
-    result = _value(value, nonce, 0, counter)
-    return result, counter[0]
-
-
-def is_text_part(item: object) -> bool:
-    """A string, or an object with a string "text" and either a text type or no type at all
-    (Gemini parts and Bedrock content blocks are `{"text": ...}`)."""
-    if isinstance(item, str):
-        return True
-    return isinstance(item, dict) and isinstance(item.get("text"), str) and ("type" not in item or item["type"] in TEXT_PART_TYPES)
-
-
-def part_text(item: object) -> str:
-    return item if isinstance(item, str) else item["text"]  # type: ignore[index]
-
-
-def text_part_with(item: dict[str, object], text: str, nonce: str | None, depth: int = 1) -> tuple[dict[str, object], int]:
-    """A text part object at `depth` carrying its already sanitized `text`; its other fields
-    and keys sanitized. Returns the part and the count."""
-    counter = [0]
-    out = _object(item, lambda field: _value(field, nonce, depth + 1, counter), nonce, counter, text)
-    return out, counter[0]
-
-
-def _value(value: object, nonce: str | None, depth: int, counter: list[int]) -> object:
-    if isinstance(value, str):
-        cleaned = sanitize(value, nonce)
-        counter[0] += cleaned.neutralized
-        return cleaned.text
-    if not isinstance(value, (dict, list, tuple)):
-        return value
-    if depth >= MAX_VALUE_DEPTH:
-        counter[0] += 1
-        return DEPTH_MARKER
-    if isinstance(value, dict):
-        return _object(value, lambda item: _value(item, nonce, depth + 1, counter), nonce, counter)
-    return _list(list(value), nonce, depth, counter)
-
-
-# How a run of consecutive text parts is sanitized: (texts, is the list's last run) -> (texts, count).
-RunRule = Callable[[list[str], bool], tuple[list[str], int]]
-
-
-def _list(items: list[object], nonce: str | None, depth: int, counter: list[int]) -> list[object]:
-    return map_list(items, nonce, depth, counter, lambda texts, last: sanitize_parts(texts, nonce))
-
-
-def map_list(items: list[object], nonce: str | None, depth: int, counter: list[int], run_rule: RunRule) -> list[object]:
-    """A list at `depth` with every item cleaned: runs of consecutive text parts through
-    `run_rule` (as one stream), everything else through the full sanitizer."""
-    out: list[object] = []
-    last_text = max((k for k, item in enumerate(items) if is_text_part(item)), default=-1)
-    i = 0
-    while i < len(items):
-        if not is_text_part(items[i]):
-            out.append(_value(items[i], nonce, depth + 1, counter))
-            i += 1
-            continue
-        j = i
-        while j < len(items) and is_text_part(items[j]):
-            j += 1
-        run = items[i:j]
-        texts, count = run_rule([part_text(item) for item in run], j > last_text)
-        counter[0] += count
-        # The part object itself is one level deeper than the list, its fields one more.
-        for item, text in zip(run, texts, strict=True):
-            if isinstance(item, dict):
-                part, count = text_part_with(item, text, nonce, depth + 1)
-                counter[0] += count
-                out.append(part)
-            else:
-                out.append(text)
-        i = j
-    return out
-
-
-def _object(
-    value: dict[str, object], clean_item: Callable[[object], object], nonce: str | None, counter: list[int], text: str | None = None
-) -> dict[str, object]:
-    """`value` with keys sanitized and fields cleaned; with `text`, a text part's already
-    sanitized "text" field. A key sanitizing leaves as it was keeps its name; a key it changes
-    never takes a name another key already has (it gets a visible suffix instead), so a key that
-    only looks like another cannot take that key's place."""
-    names: list[tuple[str, bool]] = []
-    for key in value:
-        cleaned = sanitize(str(key), nonce)
-        counter[0] += cleaned.neutralized
-        names.append((cleaned.text, cleaned.text == key))
-    taken: dict[str, object] = {name: None for name, unchanged in names if unchanged}
-    # Per base name, the next duplicate number to try: renaming stays linear however many collide.
-    next_number: dict[str, int] = {}
-    out: dict[str, object] = {}
-    for (key, item), (name, unchanged) in zip(value.items(), names, strict=True):
-        if not unchanged:
-            name = _unique(name, taken, next_number)
-            taken[name] = None
-        out[name] = text if text is not None and key == "text" else clean_item(item)
-    return out
-
-
-def _unique(name: str, taken: dict[str, object], next_number: dict[str, int]) -> str:
-    if name not in taken:
-        return name
-    n = next_number.get(name, 2)
-    while f"{name} [duplicate key {n}]" in taken:
-        n += 1
-    next_number[name] = n + 1
-    return f"{name} [duplicate key {n}]"
