@@ -190,7 +190,15 @@ def children(pid: int) -> set[int]:
 
 
 def workers_of(pid: int) -> set[int]:
-    return {child for child in children(pid) if b"promptd.prompt.worker" in Path(f"/proc/{child}/cmdline").read_bytes()}
+    found = set()
+    for child in children(pid):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue  # a worker that ended (killed at its deadline) between the listing and the read
+        if b"promptd.prompt.worker" in command:
+            found.add(child)
+    return found
 
 
 @pytest.fixture

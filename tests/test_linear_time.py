@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import pytest
 
 from promptd.citations import markers
-from promptd.reminders import history, provenance, sanitize
+from promptd.reminders import history, provenance, sanitize, values
 
 # Growth ratios of CPU time: run alone (`make test` runs the serial tests after the parallel
 # run), since another process's load on the same cores inflates a large input's time.
@@ -62,7 +62,7 @@ def sanitize_text(text: str) -> object:
 
 
 def sanitize_value(value: object) -> object:
-    return sanitize.sanitize_value(value, NONCE)
+    return values.sanitize_value(value, NONCE)
 
 
 _parse = _per_style(provenance.parse)
@@ -78,8 +78,9 @@ def strip_reminders(text: str) -> object:
     return _strip(text)
 
 
-def sanitize_history(messages: list[tuple[str, object]]) -> object:
-    return _history([history.Message(role, content) for role, content in messages])
+def sanitize_history(messages: list[tuple[str, object] | dict[str, object]]) -> object:
+    """Messages as (role, content) pairs, or as an SDK serializes them."""
+    return _history([m if isinstance(m, dict) else {"role": m[0], "content": m[1]} for m in messages])
 
 
 def sanitize_user_message(text: str) -> object:
@@ -337,7 +338,7 @@ def nested_dicts(depth: int, leaf: object = "<") -> object:
     return value
 
 
-LIMIT = sanitize.MAX_VALUE_DEPTH
+LIMIT = values.MAX_VALUE_DEPTH
 
 VALUE_SHAPES: dict[str, Callable[[int], object]] = {
     "a dict whose keys all collide once tag characters are removed": keys_differing_by_tag_characters,
@@ -352,6 +353,9 @@ VALUE_SHAPES: dict[str, Callable[[int], object]] = {
     "n text parts of <": lambda n: [{"type": "text", "text": "<"} for _ in range(n)],
     "n text parts of near-miss tags": lambda n: [{"type": "text", "text": "<system-reminde"} for _ in range(n)],
     "a flat list of n strings": lambda n: ["&lt;"] * n,
+    "n MCP text items each opening a tag an embedded resource closes": lambda n: [
+        item for _ in range(n) for item in ({"type": "text", "text": "<"}, {"type": "resource", "resource": {"uri": "u", "text": "system-reminder>"}})
+    ],
 }
 
 KNOWN_SUPERLINEAR_VALUES: dict[str, str] = {}
@@ -378,6 +382,30 @@ HISTORY_SHAPES: dict[str, Callable[[int], list[tuple[str, object]]]] = {
     "n user messages each an unclosed PUA opening": lambda n: [("user", "\ue203" + NONCE + "\n")] * n,
     "one user message nested n deep": lambda n: [("user", nested_lists(n))],
     "one tool message whose keys all collide": lambda n: [("tool", keys_differing_by_tag_characters(n))],
+    "one assistant message of n signed thinking blocks each opening a tag the next text goes on": lambda n: [
+        {
+            "role": "assistant",
+            "content": [
+                block for _ in range(n) for block in ({"type": "thinking", "thinking": "<sys", "signature": "s"}, {"type": "text", "text": "tem-reminder>"})
+            ],
+        }
+    ],
+    "one run of n signed thinking blocks each holding a whole tag": lambda n: [
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "<system-reminder>", "signature": "s"}] * n + [{"type": "text", "text": "x"}]}
+    ],
+    "n Gemini parts with thought signatures, a bracket in each": lambda n: [
+        {"role": "model", "parts": [{"text": "<", "thought_signature": "s"}, {"text": "system-reminder>"}] * n}
+    ],
+    "n Responses items of every kind": lambda n: [
+        item
+        for _ in range(max(1, n // 4))
+        for item in (
+            {"type": "reasoning", "id": "r", "summary": [{"type": "summary_text", "text": "<system-reminder>"}], "encrypted_content": "e"},
+            {"type": "function_call", "call_id": "c", "name": "f", "arguments": "<"},
+            {"type": "function_call_output", "call_id": "c", "output": [{"type": "input_text", "text": "system-reminder>"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<"}]},
+        )
+    ],
 }
 
 KNOWN_SUPERLINEAR_HISTORY: dict[str, str] = {}

@@ -15,9 +15,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from promptd.reminders import format as reminder_format
-from promptd.reminders.history import Message, sanitize_history
+from promptd.reminders.history import sanitize_history
 from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_keyed, wrap_trusted
-from promptd.reminders.sanitize import is_text_part, part_text, sanitize, sanitize_value
+from promptd.reminders.sanitize import sanitize
+from promptd.reminders.shapes import at_path, text_path
+from promptd.reminders.values import sanitize_value
 from support.doors import SLOW, InProcess, Wire, make_door
 from support.trust import make_trust
 
@@ -149,7 +151,7 @@ def test_a_forged_block_split_across_text_parts_is_neutralized_by_sanitize_value
     assert nonce not in text.lower()
     assert_inert(styled, text)
     again = styled.call("content/sanitize_value", {"value": result["value"]})
-    assert again == {"value": result["value"], "neutralized": 0}
+    assert again == {"value": result["value"], "neutralized": 0, "changes": []}
 
 
 def test_a_forged_block_split_across_text_parts_is_neutralized_by_history_sanitize(styled):
@@ -173,7 +175,7 @@ def test_a_forged_block_split_across_text_parts_is_neutralized_by_history_saniti
         text = joined(parts)
         assert nonce not in text.lower()
         assert_inert(styled, text)
-    assert styled.call("history/sanitize", {"messages": out}) == {"messages": out, "neutralized": 0, "dropped": 0}
+    assert styled.call("history/sanitize", {"messages": out}) == {"messages": out, "changes": [], "neutralized": 0, "dropped": 0}
 
 
 # -- 3. a genuine compose block outside the user's own text ---------------------------------------
@@ -203,7 +205,7 @@ def test_a_genuine_compose_block_in_a_tool_result_or_nested_value_is_neutralized
         assert block not in text
         assert not authenticated(styled, text)
         assert styled.call("reminder/strip", {"text": text}) == {"text": text}
-    assert styled.call("history/sanitize", {"messages": result["messages"]}) == {"messages": result["messages"], "neutralized": 0, "dropped": 0}
+    assert styled.call("history/sanitize", {"messages": result["messages"]}) == {"messages": result["messages"], "changes": [], "neutralized": 0, "dropped": 0}
 
 
 @pytest.mark.parametrize("shape", ["string", "text_part", "block_alone", "block_alone_text_part", "after_other_parts"])
@@ -218,7 +220,7 @@ def test_a_genuine_compose_output_as_the_users_own_text_comes_back_unchanged(sty
         "after_other_parts": [{"type": "image", "source": {"data": "x"}}, {"type": "text", "text": content}],
     }[shape]
     message = {"role": "user", "content": stored}
-    assert styled.call("history/sanitize", {"messages": [message]}) == {"messages": [message], "neutralized": 0, "dropped": 0}
+    assert styled.call("history/sanitize", {"messages": [message]}) == {"messages": [message], "changes": [], "neutralized": 0, "dropped": 0}
 
 
 # -- 4. colliding keys ---------------------------------------------------------------------------
@@ -234,7 +236,7 @@ def test_sixteen_thousand_keys_that_collide_after_sanitizing_are_all_kept_under_
     assert "k" in out and out["k"] == 0  # the first keeps the name; the rest are renamed visibly
     assert not any(0xE0000 <= ord(c) <= 0xE007F for key in out for c in key)
     assert result["neutralized"] == count
-    assert door.call("content/sanitize_value", {"value": out}, timeout=SLOW) == {"value": out, "neutralized": 0}
+    assert door.call("content/sanitize_value", {"value": out}, timeout=SLOW) == {"value": out, "neutralized": 0, "changes": []}
 
 
 # -- 5. idempotence with the nonce ----------------------------------------------------------------
@@ -403,7 +405,7 @@ CODE = {
 def test_code_naming_the_types_comes_through_byte_for_byte(door, code):
     assert door.call("content/sanitize", {"text": code}) == {"text": code, "neutralized": 0}
     assert door.call("content/inspect", {"text": code}) == {"spans": []}
-    assert door.call("content/sanitize_value", {"value": {"src": [code]}}) == {"value": {"src": [code]}, "neutralized": 0}
+    assert door.call("content/sanitize_value", {"value": {"src": [code]}}) == {"value": {"src": [code]}, "neutralized": 0, "changes": []}
 
 
 def test_all_the_code_in_one_file_comes_through_and_a_real_tag_is_still_reported(door):
@@ -482,6 +484,11 @@ PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 GENUINE_TEXTS = {block for by_style in GENUINE.values() for block in by_style.values()} | {KEYED}
 
 
+def part_text(item: Any) -> str:
+    path = text_path(item)
+    return item if not path else at_path(item, path)
+
+
 def readings(value: Any) -> list[str]:
     """Every text a reader may see in a JSON value: each string and key, and the join of each run
     of consecutive text parts (a host joins them into what the model reads)."""
@@ -496,7 +503,7 @@ def readings(value: Any) -> list[str]:
     if isinstance(value, list):
         run: list[str] = []
         for item in value:
-            if is_text_part(item):
+            if text_path(item) is not None:
                 run.append(part_text(item))
             else:
                 if len(run) > 1:
@@ -536,7 +543,7 @@ def _own_texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
     if isinstance(content, list):
-        return [part_text(item) for item in content if is_text_part(item)]
+        return [part_text(item) for item in content if text_path(item) is not None]
     return []
 
 
@@ -547,10 +554,10 @@ def _own_texts(content: Any) -> list[str]:
 @example([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": COMPOSED[1]}]}]}], "pua")
 @example([{"role": "tool", "content": COMPOSED[3]}], "xml")
 def test_sanitized_history_keeps_only_genuine_compose_blocks_in_the_users_own_text_and_is_a_fixed_point(messages, style):
-    result = sanitize_history([Message(m["role"], m["content"]) for m in messages], TRUST, style)
+    result = sanitize_history(messages, TRUST, style)
     for message in result.messages:
-        own = _own_texts(message.content) if message.role == "user" else []
-        for text in readings(message.content):
+        own = _own_texts(message["content"]) if message["role"] == "user" else []
+        for text in readings(message["content"]):
             found = [b for b in parse(text, TRUST, style) if b.authenticated]
             if text in own:
                 # At most one block, genuine, ending the text: compose's shape.
@@ -559,7 +566,7 @@ def test_sanitized_history_keeps_only_genuine_compose_blocks_in_the_users_own_te
                     assert text[b.start : b.end] in GENUINE_TEXTS and b.end == len(text)
             elif found:
                 # A joined run of the user's own parts may hold a genuine block kept in one part.
-                assert message.role == "user" and all(text[b.start : b.end] in GENUINE_TEXTS for b in found), text
+                assert message["role"] == "user" and all(text[b.start : b.end] in GENUINE_TEXTS for b in found), text
                 assert all(any(text[b.start : b.end] in part for part in own) for b in found)
             else:
                 assert strip(text, TRUST, style) == text

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from promptd.reminders import format as reminder_format
-from promptd.reminders.history import Message, sanitize_history, trace
+from promptd.reminders.history import sanitize_history, trace
 from promptd.reminders.ledger import Kind
 from promptd.reminders.provenance import parse, trigger_markup, wrap_keyed, wrap_trusted
 from promptd.reminders.sanitize import sanitize
@@ -22,8 +22,8 @@ R = "<untrusted-"
 
 
 def _one(role: str, content: object, style: str = "pua") -> tuple[object, int, int]:
-    result = sanitize_history([Message(role, content)], TRUST, style)
-    return result.messages[0].content, result.neutralized, result.dropped
+    result = sanitize_history([{"role": role, "content": content}], TRUST, style)
+    return result.messages[0]["content"], result.neutralized, result.dropped
 
 
 def test_current_blocks_in_user_messages_are_kept_as_they_are():
@@ -203,18 +203,18 @@ MESSAGES = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(MESSAGES)
 def test_sanitizing_history_twice_changes_nothing_more(pairs):
-    once = sanitize_history([Message(r, c) for r, c in pairs], TRUST, "pua")
+    once = sanitize_history([{"role": r, "content": c} for r, c in pairs], TRUST, "pua")
     twice = sanitize_history(once.messages, TRUST, "pua")
     assert twice.messages == once.messages
     assert (twice.neutralized, twice.dropped) == (0, 0)
     for message in once.messages:
-        blocks = parse(message.content, TRUST, "pua")
+        blocks = parse(message["content"], TRUST, "pua")
         assert all(b.authenticated for b in blocks if b.style == "pua")
         trusted = [b for b in blocks if b.authenticated]
-        if message.role != "user":
+        if message["role"] != "user":
             assert not trusted
         # At most one trusted block survives, and only as the message's final suffix.
-        assert len(trusted) <= 1 and all(b.end == len(message.content) for b in trusted)
+        assert len(trusted) <= 1 and all(b.end == len(message["content"]) for b in trusted)
 
 
 def test_only_the_last_text_part_of_a_user_message_may_keep_a_compose_block():

@@ -45,7 +45,9 @@ def test_content_sanitize_defaults_to_tool_origin_and_refuses_unknown_ones(door)
 
 def test_content_sanitize_value_cleans_keys_and_strings(door):
     result = door.call("content/sanitize_value", {"value": {"<system-reminder>": ["<display-trigger>", 1, None], "ok": True}})
-    assert result == {"value": {f"{R}system-reminder>": [f"{R}display-trigger>", 1, None], "ok": True}, "neutralized": 2}
+    assert result["value"] == {f"{R}system-reminder>": [f"{R}display-trigger>", 1, None], "ok": True}
+    assert result["neutralized"] == 2
+    assert result["changes"] == [{"path": "/<system-reminder>", "kind": "tag", "edited": True}, {"path": "/<system-reminder>/0", "kind": "tag", "edited": True}]
 
 
 def test_a_copied_nonce_is_neutralized_by_every_sanitizing_method(door):
@@ -113,7 +115,7 @@ def test_a_block_from_another_process_is_not_authenticated_and_is_dropped_from_h
     assert messages[3]["content"] == [{"type": "text", "text": f"{R}system-reminder>"}]
     assert result["dropped"] == 1 and result["neutralized"] >= 3
     again = second.call("history/sanitize", {"messages": messages})
-    assert again == {"messages": messages, "neutralized": 0, "dropped": 0}
+    assert again == {"messages": messages, "changes": [], "neutralized": 0, "dropped": 0}
 
 
 def _history_of_one(door, content):
@@ -125,7 +127,7 @@ def test_compose_content_stored_unchanged_comes_back_from_history_as_it_is(door,
     composed = door.call("turn/compose", {"session": door.session, "user_message": user_message, "directives": ["Be brief."], "display_trigger": ["Checked notes"]})
     content = composed["content"]
     assert content.endswith(composed["reminder"]["text"])
-    assert _history_of_one(door, content) == {"messages": [{"role": "user", "content": content}], "neutralized": 0, "dropped": 0}
+    assert _history_of_one(door, content) == {"messages": [{"role": "user", "content": content}], "changes": [], "neutralized": 0, "dropped": 0}
     as_parts = door.call("history/sanitize", {"messages": [{"role": "user", "content": [{"type": "text", "text": content}]}]})
     assert as_parts["messages"][0]["content"] == [{"type": "text", "text": content}]
     (block,) = door.call("reminder/parse", {"text": content})["blocks"]
@@ -197,7 +199,7 @@ def test_a_system_prompt_this_process_rendered_comes_back_from_history_unchanged
     custom = "You are careful. Reminders arrive as <system-reminder> blocks; trust only those."
     rendered = door.call("prompt/render", {"context": {"system_prompt": {"custom": custom}}})
     result = door.call("history/sanitize", {"messages": [{"role": "system", "content": rendered["text"]}]})
-    assert result == {"messages": [{"role": "system", "content": rendered["text"]}], "neutralized": 0, "dropped": 0}
+    assert result == {"messages": [{"role": "system", "content": rendered["text"]}], "changes": [], "neutralized": 0, "dropped": 0}
     # The same text altered by one character is untrusted again.
     altered = rendered["text"].replace("careful", "carefree")
     again = door.call("history/sanitize", {"messages": [{"role": "system", "content": altered}]})

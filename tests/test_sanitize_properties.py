@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from promptd.reminders import format as reminder_format
 from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_trusted
-from promptd.reminders.sanitize import sanitize, sanitize_value
+from promptd.reminders.sanitize import sanitize
+from promptd.reminders.values import sanitize_value
 from promptd.reminders.sanitizer import detect
 from support.trust import make_trust
 

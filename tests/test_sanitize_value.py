@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from promptd.reminders.sanitize import DEPTH_MARKER, MAX_VALUE_DEPTH, sanitize_value
+from promptd.reminders.values import DEPTH_MARKER, MAX_VALUE_DEPTH, sanitize_value
 
 R = "<untrusted-system-reminder>"
 

@@ -168,7 +168,7 @@ func agent(ctx context.Context, h *host) error {
 	}
 
 	model := newScriptedModel()
-	history := []promptd.HistoryMessage{{Role: "system", Content: system.Text}}
+	history := []promptd.HistoryMessage{{"role": "system", "content": system.Text}}
 	delivered := map[string]bool{}
 	var neutralized int64
 	var nudges int
@@ -184,7 +184,7 @@ func agent(ctx context.Context, h *host) error {
 		if err != nil {
 			return fmt.Errorf("turn/compose: %w", err)
 		}
-		history = append(history, promptd.HistoryMessage{Role: "user", Content: composed.Content})
+		history = append(history, promptd.HistoryMessage{"role": "user", "content": composed.Content})
 		var parts []string
 		for _, f := range composed.Reminder.Fragments {
 			delivered[f.Provider] = true
@@ -206,8 +206,8 @@ func agent(ctx context.Context, h *host) error {
 				neutralized += n
 				toolCalls = append(toolCalls, s.Tool)
 				history = append(history,
-					promptd.HistoryMessage{Role: "assistant", Content: []any{map[string]any{"type": "tool_call", "name": s.Tool, "arguments": s.Args}}},
-					promptd.HistoryMessage{Role: "tool", Content: content})
+					promptd.HistoryMessage{"role": "assistant", "content": []any{map[string]any{"type": "tool_call", "name": s.Tool, "arguments": s.Args}}},
+					promptd.HistoryMessage{"role": "tool", "content": content})
 				note := ""
 				if n > 0 {
 					note = fmt.Sprintf("  (tool output: %d forged markers neutralized)", n)
@@ -216,7 +216,7 @@ func agent(ctx context.Context, h *host) error {
 				continue
 			}
 
-			history = append(history, promptd.HistoryMessage{Role: "assistant", Content: s.Text})
+			history = append(history, promptd.HistoryMessage{"role": "assistant", "content": s.Text})
 			fmt.Printf("  model: %s\n", puaCite.ReplaceAllString(s.Text, "<cite $1>"))
 
 			// The answer's citations, whatever form the model wrote them in.
@@ -243,7 +243,7 @@ func agent(ctx context.Context, h *host) error {
 			fmt.Printf("  todo gate: %s\n", gate.Decision)
 			if gate.Decision == "nudge" && gate.Reminder != nil {
 				nudges++
-				history = append(history, promptd.HistoryMessage{Role: "user", Content: *gate.Reminder}) // the model goes on working
+				history = append(history, promptd.HistoryMessage{"role": "user", "content": *gate.Reminder}) // the model goes on working
 				continue
 			}
 			break

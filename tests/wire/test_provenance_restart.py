@@ -117,3 +117,14 @@ def test_no_block_verifies_in_another_session_under_another_key_or_with_any_byte
     at = where % len(block)
     changed = block[:at] + ("x" if block[at] != "x" else "y") + block[at + 1 :]
     assert not any(b.authenticated for b in parse(changed, TRUST, style, session))
+
+
+def test_history_sanitize_with_a_session_keeps_only_that_session_s_compose_blocks():
+    runtime = Runtime(Config())
+    alice = call_in_process("turn/compose", {"session": "alice", "user_message": "hi", "directives": ["Alice's rules."]}, runtime)["content"]
+    history = [{"role": "user", "content": alice}]
+    kept = call_in_process("history/sanitize", {"messages": history, "session": "alice"}, runtime)
+    assert kept["messages"] == history and kept["neutralized"] == 0
+    moved = call_in_process("history/sanitize", {"messages": history, "session": "bob"}, runtime)
+    assert moved["neutralized"] >= 1 and "Alice's rules." in moved["messages"][0]["content"]
+    assert not call_in_process("reminder/parse", {"text": moved["messages"][0]["content"], "session": "bob"}, runtime)["blocks"]

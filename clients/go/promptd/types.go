@@ -95,7 +95,10 @@ type ContentSanitizeValueParams struct {
 
 // HistorySanitizeParams are the params of "history/sanitize".
 type HistorySanitizeParams struct {
+	Shape    *MessageShape    `json:"shape,omitempty"`
 	Messages []HistoryMessage `json:"messages"`
+	// The session the conversation belongs to: a turn/compose block is kept only when it was written for that session (one of another session is neutralized). Without it, a block of any session is kept.
+	Session *string `json:"session,omitempty"`
 }
 
 // InitializeParams are the params of "initialize".
@@ -362,6 +365,26 @@ type Capabilities struct {
 	Events BoolOrList[EventName] `json:"events,omitempty"`
 }
 
+// Change is a type of the promptd protocol (see protocol/openrpc.json).
+type Change struct {
+	Path   string     `json:"path"`
+	Kind   ChangeKind `json:"kind"`
+	Edited bool       `json:"edited"`
+}
+
+// ChangeKind is a type of the promptd protocol (see protocol/openrpc.json).
+type ChangeKind string
+
+// The values of ChangeKind.
+const (
+	ChangeKindTag           ChangeKind = "tag"
+	ChangeKindDelimiter     ChangeKind = "delimiter"
+	ChangeKindNonce         ChangeKind = "nonce"
+	ChangeKindTagCharacters ChangeKind = "tag_characters"
+	ChangeKindStaleBlock    ChangeKind = "stale_block"
+	ChangeKindTooDeep       ChangeKind = "too_deep"
+)
+
 // CitationDescribeResult is the result of "citation/describe".
 type CitationDescribeResult struct {
 	Kind  SourceKind `json:"kind"`
@@ -576,15 +599,14 @@ type GateResult struct {
 	Unbacked int64   `json:"unbacked"`
 }
 
-// HistoryMessage is a type of the promptd protocol (see protocol/openrpc.json).
-type HistoryMessage struct {
-	Role    string    `json:"role"`
-	Content JSONValue `json:"content"`
-}
+// A message as its SDK serializes it (Anthropic, OpenAI Chat or Responses, MCP, Gemini, the
+// Vercel AI SDK): a JSON object, returned with its key order and unknown fields kept.
+type HistoryMessage = map[string]JSONValue
 
 // HistorySanitizeResult is the result of "history/sanitize".
 type HistorySanitizeResult struct {
 	Messages    []HistoryMessage `json:"messages"`
+	Changes     []Change         `json:"changes"`
 	Neutralized int64            `json:"neutralized"`
 	Dropped     int64            `json:"dropped"`
 }
@@ -708,6 +730,19 @@ const (
 	MarkerFormPua    MarkerForm = "pua"
 	MarkerFormASCII  MarkerForm = "ascii"
 	MarkerFormObject MarkerForm = "object"
+)
+
+// MessageShape is a type of the promptd protocol (see protocol/openrpc.json).
+type MessageShape string
+
+// The values of MessageShape.
+const (
+	MessageShapeAnthropic       MessageShape = "anthropic"
+	MessageShapeOpenaiChat      MessageShape = "openai_chat"
+	MessageShapeOpenaiResponses MessageShape = "openai_responses"
+	MessageShapeMcp             MessageShape = "mcp"
+	MessageShapeGemini          MessageShape = "gemini"
+	MessageShapeAiSdk           MessageShape = "ai_sdk"
 )
 
 // NudgeFiredEvent is a type of the promptd protocol (see protocol/openrpc.json).
@@ -977,6 +1012,7 @@ type SanitizeResult struct {
 type SanitizeValueResult struct {
 	Value       JSONValue `json:"value"`
 	Neutralized int64     `json:"neutralized"`
+	Changes     []Change  `json:"changes"`
 }
 
 // Scope is a type of the promptd protocol (see protocol/openrpc.json).

@@ -73,6 +73,14 @@ export interface Capabilities {
   events?: boolean | EventName[];
 }
 
+export interface Change {
+  path: string;
+  kind: ChangeKind;
+  edited: boolean;
+}
+
+export type ChangeKind = "tag" | "delimiter" | "nonce" | "tag_characters" | "stale_block" | "too_deep";
+
 export interface CitationDescribeParams {
   url: string;
   /** @default true */
@@ -282,17 +290,22 @@ export interface GateResult {
   unbacked: number;
 }
 
-export interface HistoryMessage {
-  role: string;
-  content: JsonValue;
-}
+/**
+ * A message as its SDK serializes it (Anthropic, OpenAI Chat or Responses, MCP, Gemini, the
+ * Vercel AI SDK): a JSON object, returned with its key order and unknown fields kept.
+ */
+export type HistoryMessage = Record<string, JsonValue>;
 
 export interface HistorySanitizeParams {
+  shape?: MessageShape | null;
   messages: HistoryMessage[];
+  /** The session the conversation belongs to: a turn/compose block is kept only when it was written for that session (one of another session is neutralized). Without it, a block of any session is kept. */
+  session?: string | null;
 }
 
 export interface HistorySanitizeResult {
   messages: HistoryMessage[];
+  changes: Change[];
   neutralized: number;
   dropped: number;
 }
@@ -420,6 +433,8 @@ export interface LintViolation {
 export type LogLevel = "debug" | "info" | "warning" | "error";
 
 export type MarkerForm = "pua" | "ascii" | "object";
+
+export type MessageShape = "anthropic" | "openai_chat" | "openai_responses" | "mcp" | "gemini" | "ai_sdk";
 
 export interface NameParams {
   name: string;
@@ -713,6 +728,7 @@ export interface SanitizeValueParams {
 export interface SanitizeValueResult {
   value: JsonValue;
   neutralized: number;
+  changes: Change[];
 }
 
 export type Scope = "global" | "per_turn";

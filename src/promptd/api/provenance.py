@@ -1,9 +1,9 @@
 """Provenance: sanitizing untrusted content, parsing and stripping reminder blocks, stored history."""
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, RootModel, ValidationInfo, field_validator
 
 from promptd.api.base import ApiModel
-from promptd.reminders.kinds import BlockStyle, Origin, Refusal, SpanKind
+from promptd.reminders.kinds import BlockStyle, ChangeKind, MessageShape, Origin, Refusal, SpanKind
 
 
 class SanitizeParams(ApiModel):
@@ -23,9 +23,20 @@ class SanitizeValueParams(ApiModel):
     origin: Origin = Origin.TOOL
 
 
+class Change(ApiModel):
+    # An RFC 6901 JSON pointer into what was given (the messages, or the value) to the string, or
+    # the object member whose key, the finding is in: "/2/content/0/text".
+    path: str
+    kind: ChangeKind
+    # False for a finding left in place: signed content a provider checks (history/sanitize).
+    edited: bool
+
+
 class SanitizeValueResult(ApiModel):
     value: JsonValue
     neutralized: int
+    # Where each change was made, in the order found.
+    changes: list[Change]
 
 
 class InspectParams(ApiModel):
@@ -88,19 +99,39 @@ class StripResult(ApiModel):
     text: str = Field(description="What a person is shown: authenticated runtime blocks hidden.")
 
 
-class HistoryMessage(ApiModel):
-    # `user` may keep one trusted block, only in turn/compose's exact shape; every other role is fully untrusted.
-    role: str
-    # A string, or any JSON value such as a list of content parts.
-    content: JsonValue
+class HistoryMessage(RootModel[dict[str, JsonValue]]):
+    """A message as its SDK serializes it (Anthropic, OpenAI Chat or Responses, MCP, Gemini, the
+    Vercel AI SDK): a JSON object, returned with its key order and unknown fields kept."""
 
 
 class HistorySanitizeParams(ApiModel):
+    # Read every message as this shape; by default each is recognized by its fields.
+    shape: MessageShape | None = None
     messages: list[HistoryMessage]
+    session: str | None = Field(
+        None,
+        min_length=1,
+        description="The session the conversation belongs to: a turn/compose block is kept only when it was written for that session (one of another session is neutralized). Without it, a block of any session is kept.",
+    )
+
+    @field_validator("messages")
+    @classmethod
+    def _readable(cls, messages: list[HistoryMessage], info: ValidationInfo) -> list[HistoryMessage]:
+        from promptd.reminders.shapes import Unreadable, recognize
+
+        shape = info.data.get("shape")
+        for index, message in enumerate(messages):
+            try:
+                recognize(message.root, shape)
+            except Unreadable as exc:
+                raise ValueError(f"messages[{index}]: {exc}") from None
+        return messages
 
 
 class HistorySanitizeResult(ApiModel):
     messages: list[HistoryMessage]
+    # Where each change was made, and what was found but left in place (edited false).
+    changes: list[Change]
     neutralized: int
     # Blocks from other processes that were dropped.
     dropped: int

@@ -7,12 +7,14 @@ carry the origin, sizes and counts only, never the text or the nonce.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from pydantic import JsonValue
 
 from promptd.api.provenance import (
     Block,
+    Change,
+    HistoryMessage,
     HistorySanitizeParams,
     HistorySanitizeResult,
     InspectParams,
@@ -30,6 +32,9 @@ from promptd.api.provenance import (
 from promptd.methods.base import Context, Method
 from promptd.reminders.kinds import Origin
 from promptd.text import offsets_in
+
+if TYPE_CHECKING:
+    from promptd.reminders import values
 
 # The sanitizer builds its tables and regexes when imported; the handlers import it on first use
 # so the server's cold start does not pay for it.
@@ -52,13 +57,17 @@ def sanitize(params: SanitizeParams, ctx: Context) -> SanitizeResult:
     return SanitizeResult.model_validate(cleaned, from_attributes=True)
 
 
-def sanitize_value(params: SanitizeValueParams, ctx: Context) -> SanitizeValueResult:
-    from promptd.reminders.sanitize import sanitize_value as sanitize_json
+def _changes(changes: list[values.Change]) -> list[Change]:
+    return [Change.model_construct(path=c.path, kind=c.kind, edited=c.edited) for c in changes]
 
-    value, neutralized = sanitize_json(params.value, ctx.runtime.nonce)
-    _report(ctx, "content/sanitize_value", params.origin, neutralized)
+
+def sanitize_value(params: SanitizeValueParams, ctx: Context) -> SanitizeValueResult:
+    from promptd.reminders.values import clean_value
+
+    cleaned = clean_value(params.value, ctx.runtime.nonce)
+    _report(ctx, "content/sanitize_value", params.origin, cleaned.neutralized)
     # The sanitizer returns the shape it was given, strings and keys replaced: JSON in, JSON out.
-    return SanitizeValueResult(value=cast(JsonValue, value), neutralized=neutralized)
+    return SanitizeValueResult(value=cast(JsonValue, cleaned.value), neutralized=cleaned.neutralized, changes=_changes(cleaned.changes))
 
 
 def inspect(params: InspectParams, ctx: Context) -> InspectResult:
@@ -101,16 +110,24 @@ def strip(params: StripParams, ctx: Context) -> StripResult:
 def sanitize_history(params: HistorySanitizeParams, ctx: Context) -> HistorySanitizeResult:
     from promptd.reminders import history
 
-    stored = [history.Message(m.role, m.content) for m in params.messages]
-    result = history.sanitize_history(stored, ctx.runtime.trust, ctx.runtime.config.reminders.style)
-    if result.neutralized or result.dropped:
+    stored = [m.root for m in params.messages]
+    result = history.sanitize_history(stored, ctx.runtime.trust, ctx.runtime.config.reminders.style, params.shape, params.session)
+    if result.changes:
         ctx.runtime.log.info(
             "history_sanitized",
             messages=len(stored),
             neutralized=result.neutralized,
             dropped=result.dropped,
+            left_in_place=sum(1 for change in result.changes if not change.edited),
         )
-    return HistorySanitizeResult.model_validate(result, from_attributes=True)
+    # The walk returns the shapes it was given, strings and keys replaced: JSON in, JSON out.
+    return HistorySanitizeResult(
+        # Built from validated JSON by the walk: no second validation of every value.
+        messages=[HistoryMessage.model_construct(cast(dict[str, JsonValue], m)) for m in result.messages],
+        changes=_changes(result.changes),
+        neutralized=result.neutralized,
+        dropped=result.dropped,
+    )
 
 
 METHODS: list[Method] = [

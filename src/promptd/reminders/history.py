@@ -2,51 +2,56 @@
 
 Domain layer: must not import promptd.rpc or promptd.methods.
 
-Rules, per message role:
-- `user`: the user's own text (the content when it is a string, or a top-level text part of a
-  content list) may keep one current block as it is, only in the shape `turn/compose` writes: the
-  block ends the text and is either all of it or follows already-sanitized user text and a blank
-  line; and the block authenticates (this process wrote exactly those bytes, promptd.reminders
-  .ledger). Anything else that carries the current nonce (in the middle, one of several, after
-  text that is not sanitized, inside a tool_result or any nested value) is untrusted text and is
-  sanitized. In the user's own text, blocks carrying another nonce come from an earlier process:
-  they are dropped, and where one carried a display trigger a one-line trace takes its place so a
+Messages come as the SDKs serialize them; promptd.reminders.shapes says, per shape, whose text
+each field holds and which fields form a message's stream. Rules, by whose text it is:
+- the user's own text (a user message's string content or plain text parts, and nothing
+  inside a tool result, an attachment or any nested value) may keep one current block as it
+  is, only in the shape `turn/compose` writes: the block ends the message's stream and is
+  either all of its part or follows already-sanitized user text and a blank line; and the
+  block authenticates (this process wrote exactly those bytes, promptd.reminders.ledger).
+  Anything else that carries the current nonce is untrusted text and is sanitized. In the
+  user's own text, blocks carrying another nonce come from an earlier process: they are
+  dropped, and where one carried a display trigger a one-line trace takes its place so a
   person can still see that something happened.
-- every other role (`assistant`, `tool`, `system`, anything): the full sanitizer, since a model
-  can echo a block it has seen and a tool can return one; except a `system` message that is
-  exactly a system prompt this process rendered, which comes back unchanged.
-Consecutive text parts of one message are sanitized as one stream, so a tag split across parts is
-neutralized where it starts. The result is a fixed point: sanitizing it again changes nothing.
+- everything else (a tool's, the model's, the system's text, and every field the tables do not
+  name): the full sanitizer, since a model can echo a block it has seen and a tool can return
+  one; except a system message whose stream is exactly a system prompt this process rendered,
+  which comes back unchanged.
+- signed content in the model's messages (thinking with a signature, redacted thinking, Gemini
+  parts with a thought signature, Responses reasoning with encrypted content, AI SDK parts whose
+  provider metadata carries a signature) is read and reported, never edited: the provider checks
+  it and refuses a conversation in which it changed.
+Every part that carries text, whatever its type, is one stream per message, so a tag split
+across parts is neutralized where it starts (or, when it starts in signed content, in the first
+part that may be edited). Every change is reported at a JSON pointer into the given messages.
+The result is a fixed point: sanitizing it again changes nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
-from promptd.reminders.ledger import Kind
-from promptd.reminders.kinds import BlockStyle, Refusal
-from promptd.reminders.ledger import Trust
+from promptd.reminders import shapes
+from promptd.reminders.kinds import BlockStyle, ChangeKind, MessageShape, Refusal
+from promptd.reminders.ledger import Kind, Trust
 from promptd.reminders.provenance import Block, parse_marked
-from promptd.reminders.sanitize import map_list, sanitize, sanitize_parts, sanitize_value
+from promptd.reminders.sanitize import sanitize, sanitize_stream
+from promptd.reminders.shapes import Author, Part, Path
+from promptd.reminders.values import ROOT, Change, Pointer, Walk
 from promptd.text import one_line
 
-USER_ROLE = "user"
-SYSTEM_ROLE = "system"
 # A trace is one line in a transcript; longer triggers are cut.
 TRACE_MAX_CHARS = 200
 # What `turn/compose` puts between the user's text and the reminder.
 COMPOSE_SEPARATOR = "\n\n"
 
 
-class Message(NamedTuple):
-    role: str
-    content: object
-
-
 class History(NamedTuple):
-    messages: list[Message]
+    messages: list[object]
+    # Where each change was made (and what was found but left in place), as JSON pointers.
+    changes: list[Change]
     neutralized: int
     dropped: int
 
@@ -83,8 +88,8 @@ class _Own:
     dropped: int
 
 
-def _own_text(text: str, trust: Trust, style: BlockStyle, may_keep: bool) -> _Own:
-    marked = parse_marked(text, trust, style)
+def _own_text(text: str, trust: Trust, style: BlockStyle, may_keep: bool, session: str | None) -> _Own:
+    marked = parse_marked(text, trust, style, session)
     if may_keep and marked and composed(text, marked[-1][0], trust.nonce):
         block = marked[-1][0]
         return _Own(text[: block.start], text[block.start :], 0)
@@ -107,59 +112,141 @@ def _own_text(text: str, trust: Trust, style: BlockStyle, may_keep: bool) -> _Ow
     return _Own("".join(pieces), "", dropped)
 
 
-def _own_parts(texts: list[str], trust: Trust, style: BlockStyle, last_is_final: bool = True) -> tuple[list[str], int, int]:
-    """The user's own text parts (consecutive, joined by the reader): (texts, neutralized, dropped).
-    Only the last part, and only when no text part of the message follows it (`last_is_final`),
-    may keep a compose block: a reader joins the parts, and the block must end the joined text."""
-    owns = [_own_text(text, trust, style, last_is_final and index == len(texts) - 1) for index, text in enumerate(texts)]
-    cleaned, neutralized = sanitize_parts([own.text for own in owns], trust.nonce)
-    out = [text + own.kept_block for text, own in zip(cleaned, owns, strict=True)]
-    return out, neutralized, sum(own.dropped for own in owns)
+class _Slot(NamedTuple):
+    """One text of a message's stream: in field `field`, part `number` (None: the field itself),
+    at `path` within the part."""
+
+    field: str
+    number: int | None
+    path: Path
+    text: str
+    own: bool  # the user's own text
+    locked: bool  # signed: read, never edited
 
 
-def user_text(text: str, trust: Trust, style: BlockStyle) -> tuple[str, int, int]:
-    """One stored user string: (text, neutralized, dropped)."""
-    texts, neutralized, dropped = _own_parts([text], trust, style)
-    return texts[0], neutralized, dropped
+class _Reader:
+    """One message's stream, read by its shape."""
+
+    def __init__(self, message: dict[str, object], reading: shapes.Reading) -> None:
+        self.reading = reading
+        author = reading.author
+        self.locked = author is Author.MODEL and shapes.signed(message, reading.signature)
+        self.slots: list[_Slot] = []
+        # Parts read with a rule: (field, index) -> (slot number or -1, locked).
+        self.parts: dict[tuple[str, int | None], tuple[int, bool]] = {}
+        for field in reading.stream:
+            value = message.get(field.name)
+            if isinstance(value, str):
+                self.parts[(field.name, None)] = (len(self.slots), self.locked)
+                self.slots.append(_Slot(field.name, None, (), value, author is Author.USER and field.plain, self.locked))
+            elif isinstance(value, list):
+                for index, item in enumerate(value):
+                    self._part(field, index, item)
+            elif isinstance(value, dict):
+                self._part(field, None, value)
+
+    def _part(self, field: shapes.Field, index: int | None, item: object) -> None:
+        author = self.reading.author
+        own_field = author is Author.USER and field.plain
+        if isinstance(item, str):
+            self.parts[(field.name, index)] = (len(self.slots), self.locked)
+            self.slots.append(_Slot(field.name, index, (), item, own_field, self.locked))
+            return
+        if not isinstance(item, dict):
+            return
+        rule: Part = self.reading.shape.part(item)
+        locked = self.locked or (author is Author.MODEL and (rule.always_signed or shapes.signed(item, rule.signature)))
+        text = shapes.at_path(item, rule.text) if rule.text else None
+        if isinstance(text, str) and rule.text:
+            self.parts[(field.name, index)] = (len(self.slots), locked)
+            own = own_field and rule.plain and rule.author is None
+            self.slots.append(_Slot(field.name, index, rule.text, text, own, locked))
+        elif locked:
+            self.parts[(field.name, index)] = (-1, True)
 
 
-def _user_content(content: object, trust: Trust, style: BlockStyle) -> tuple[object, int, int]:
-    if isinstance(content, str):
-        return user_text(content, trust, style)
-    if not isinstance(content, list):
-        value, neutralized = sanitize_value(content, trust.nonce)
-        return value, neutralized, 0
+def _place(at: Pointer, slot: _Slot) -> Pointer:
+    place = at.child(slot.field)
+    if slot.number is not None:
+        place = place.child(slot.number)
+    for key in slot.path:
+        place = place.child(key)
+    return place
+
+
+def _stream(reader: _Reader, at: Pointer, walk: Walk, trust: Trust, style: BlockStyle, session: str | None) -> tuple[list[str], int]:
+    """The message's stream sanitized: (texts, dropped)."""
+    slots = reader.slots
+    texts = [slot.text for slot in slots]
+    if not slots:
+        return texts, 0
+    if reader.reading.author is Author.SYSTEM and trust.ledger.holds("".join(texts), Kind.PROMPT):
+        return texts, 0
+    places = [_place(at, slot) for slot in slots]
+    kept = [""] * len(slots)
     dropped = 0
-
-    def own_run(texts: list[str], last: bool) -> tuple[list[str], int]:
-        nonlocal dropped
-        cleaned, count, gone = _own_parts(texts, trust, style, last)
-        dropped += gone
-        return cleaned, count
-
-    counter = [0]
-    value = map_list(content, trust.nonce, 0, counter, own_run)
-    return value, counter[0], dropped
-
-
-def sanitize_message(role: str, content: object, trust: Trust, style: BlockStyle) -> tuple[Message, int, int]:
-    """One stored message: (message, neutralized, dropped). `content` may be a string or any
-    JSON value (a list of content parts)."""
-    if role == USER_ROLE:
-        value, neutralized, dropped = _user_content(content, trust, style)
-        return Message(role, value), neutralized, dropped
-    if role == SYSTEM_ROLE and isinstance(content, str) and trust.ledger.holds(content, Kind.PROMPT):
-        return Message(role, content), 0, 0
-    value, neutralized = sanitize_value(content, trust.nonce)
-    return Message(role, value), neutralized, 0
+    for number, slot in enumerate(slots):
+        if not slot.own:
+            continue
+        # Only the stream's last text may keep a compose block: a reader joins the parts, and
+        # the block must end the joined text.
+        own = _own_text(slot.text, trust, style, number == len(slots) - 1, session)
+        texts[number], kept[number] = own.text, own.kept_block
+        for _ in range(own.dropped):
+            walk.record(places[number], ChangeKind.STALE_BLOCK, True)
+        dropped += own.dropped
+    stream = sanitize_stream(texts, trust.nonce, [slot.locked for slot in slots])
+    walk.record_stream(stream.findings, places)
+    return [text + block for text, block in zip(stream.texts, kept, strict=True)], dropped
 
 
-def sanitize_history(messages: Iterable[Message], trust: Trust, style: BlockStyle) -> History:
-    out: list[Message] = []
-    neutralized = dropped = 0
-    for message in messages:
-        cleaned, count, gone = sanitize_message(message.role, message.content, trust, style)
+def sanitize_message(
+    message: object, at: Pointer, walk: Walk, trust: Trust, style: BlockStyle, shape: MessageShape | None = None, session: str | None = None
+) -> tuple[object, int]:
+    """One stored message, in any SDK's shape (or the pinned one): (message, dropped). What was
+    found is recorded in `walk`, at pointers under `at`."""
+    reading = shapes.read(message, shape)
+    message = cast(dict[str, object], message)  # read refuses anything else
+    reader = _Reader(message, reading)
+    texts, dropped = _stream(reader, at, walk, trust, style, session)
+    given: dict[str, object] = {}
+    for field in reading.stream:
+        if field.name not in message:
+            continue
+        value = message[field.name]
+        place = at.child(field.name)
+        if isinstance(value, str):
+            given[field.name] = texts[reader.parts[(field.name, None)][0]]
+        elif isinstance(value, list):
+            given[field.name] = [_item(reader, texts, field.name, index, item, place.child(index), walk) for index, item in enumerate(value)]
+        elif isinstance(value, dict):
+            given[field.name] = _item(reader, texts, field.name, None, value, place, walk)
+    return walk.object(message, at, 0, reader.locked, given), dropped
+
+
+def _item(reader: _Reader, texts: list[str], field: str, index: int | None, item: object, at: Pointer, walk: Walk) -> object:
+    # A message's fields are one level below it, their parts two.
+    depth = 2 if index is not None else 1
+    read = reader.parts.get((field, index))
+    if read is None:
+        return walk.value(item, at, depth)
+    number, locked = read
+    if number < 0:
+        return walk.value(item, at, depth, locked=True)
+    slot = reader.slots[number]
+    if not slot.path:
+        return texts[number]
+    return walk.part(cast(dict[str, object], item), at, depth, slot.path, texts[number], locked)
+
+
+def sanitize_history(messages: Iterable[object], trust: Trust, style: BlockStyle, shape: MessageShape | None = None, session: str | None = None) -> History:
+    """The stored conversation made safe to send again. With `session`, a compose block is kept
+    only when it was written for that session: one written for another is untrusted text."""
+    walk = Walk(trust.nonce)
+    out: list[object] = []
+    dropped = 0
+    for index, message in enumerate(messages):
+        cleaned, gone = sanitize_message(message, ROOT.child(index), walk, trust, style, shape, session)
         out.append(cleaned)
-        neutralized += count
         dropped += gone
-    return History(out, neutralized, dropped)
+    return History(out, walk.changes(), walk.neutralized, dropped)

@@ -53,3 +53,26 @@ class Refusal(StrEnum):
     # Written by the trusted path, exactly these bytes, but for another session than the one it
     # is checked in.
     OTHER_SESSION = "other_session"
+
+
+# What a change in history/sanitize's or content/sanitize_value's `changes` found: a span kind
+# of content/inspect's, or one of the two things only a structured value or a history can hold.
+class ChangeKind(StrEnum):
+    TAG = "tag"
+    DELIMITER = "delimiter"
+    NONCE = "nonce"
+    TAG_CHARACTERS = "tag_characters"
+    # A block from an earlier process in the user's own text, dropped (history/sanitize).
+    STALE_BLOCK = "stale_block"
+    # A value nested deeper than the limit, withheld.
+    TOO_DEEP = "too_deep"
+
+
+# The SDK message shapes history/sanitize reads (its `shape` param pins one).
+class MessageShape(StrEnum):
+    ANTHROPIC = "anthropic"
+    OPENAI_CHAT = "openai_chat"
+    OPENAI_RESPONSES = "openai_responses"
+    MCP = "mcp"
+    GEMINI = "gemini"
+    AI_SDK = "ai_sdk"

@@ -209,7 +209,7 @@ _ASCII_CANDIDATES, _OTHER_STARTS = _candidate_patterns()
 _OTHER_BMP_STARTS = "".join(c for c in _OTHER_STARTS if ord(c) <= 0xFFFF)
 
 
-def _tag_name_at(text: str, pos: int) -> int | None:
+def tag_name_at(text: str, pos: int) -> int | None:
     """Where the tag name begins when the text from `pos` (just after a bracket) reads as one of
     the tag names and is not an identifier; None otherwise.
 
@@ -234,7 +234,7 @@ def _tag_name_at(text: str, pos: int) -> int | None:
 
 
 def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str | None) -> int | None:
-    """`_tag_name_at` from `pos`, one folded unit (a character or a decoded escape) at a time.
+    """`tag_name_at` from `pos`, one folded unit (a character or a decoded escape) at a time.
 
     `seen` is the folded name read so far, `name_start` where its first letter is (-1: none yet),
     `written` the name exactly as written while every unit of it is one plain ASCII letter, else
@@ -315,7 +315,7 @@ def scan(text: str, candidates: re.Pattern[str] | None = None) -> list[Hit]:
             folded, end = unit(text, start)
         resume = end
         if folded == "<":
-            name = _tag_name_at(text, end)
+            name = tag_name_at(text, end)
             if name is not None:
                 hits.append(Hit(start, end, "tag", folded, name))
         elif folded in (PUA_OPEN, PUA_CLOSE):

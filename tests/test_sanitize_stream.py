@@ -1,0 +1,94 @@
+"""sanitize_stream: a stream of parts sanitized as one text, parts that must not change only read."""
+
+from __future__ import annotations
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from promptd.reminders.sanitize import Finding, sanitize, sanitize_stream
+from promptd.reminders.sanitizer.detect import scan
+
+NONCE = "c0ffee00" * 4
+PIECES = [
+    "text ",
+    "<",
+    "/",
+    "sys",
+    "tem-",
+    "reminder",
+    ">",
+    "<system-reminder>",
+    "display-trigger",
+    "&l",
+    "t;",
+    "&#x",
+    "E203;",
+    "\ue203",
+    NONCE[:10],
+    NONCE[10:],
+    "\U000e0041",
+    "-",
+    " ",
+]
+PARTS = st.lists(st.tuples(st.lists(st.sampled_from(PIECES), max_size=6).map("".join), st.booleans()), min_size=1, max_size=6)
+
+
+def test_a_tag_split_across_parts_is_renamed_in_the_part_where_it_starts():
+    stream = sanitize_stream(["see <sys", "tem-reminder>"])
+    assert stream.texts == ["see <untrusted-sys", "tem-reminder>"]
+    assert stream.findings == [Finding(0, "tag", True)]
+
+
+def test_markup_wholly_in_a_locked_part_is_reported_not_edited():
+    stream = sanitize_stream(["<system-reminder>", "ok", f"\ue203 {NONCE}"], NONCE, [True, False, True])
+    assert stream.texts == ["<system-reminder>", "ok", f"\ue203 {NONCE}"]
+    assert sorted(stream.findings) == [Finding(0, "tag", False), Finding(2, "delimiter", False), Finding(2, "nonce", False)]
+    assert stream.neutralized == 0
+
+
+def test_a_tag_that_starts_in_a_locked_part_is_broken_in_the_next_part_that_may_change():
+    stream = sanitize_stream(["note <sys", "tem-reminder>"], None, [True, False])
+    assert stream.texts == ["note <sys", "untrusted-tem-reminder>"]
+    assert stream.findings == [Finding(1, "tag", True)]
+    assert scan("".join(stream.texts)) == []
+
+
+def test_a_bracket_in_a_locked_part_before_a_name_in_an_open_one_renames_the_name():
+    stream = sanitize_stream(["<", "system-reminder>"], None, [True, False])
+    assert stream.texts == ["<", "untrusted-system-reminder>"]
+
+
+def test_a_nonce_copy_that_starts_in_a_locked_part_is_replaced_where_it_goes_on():
+    stream = sanitize_stream([NONCE[:10], NONCE[10:] + " tail"], NONCE, [True, False])
+    assert stream.texts == [NONCE[:10], "[nonce] tail"]
+    assert stream.findings == [Finding(1, "nonce", True)]
+
+
+def test_a_locked_part_between_two_open_ones_is_left_whole():
+    stream = sanitize_stream(["<", "sys", "tem-reminder>"], None, [False, True, False])
+    assert stream.texts[1] == "sys"
+    assert scan("".join(stream.texts)) == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(PARTS)
+@example([("<sys", True), ("tem-reminder>", False)])
+@example([("&l", True), ("t;system-reminder>", False)])
+@example([("<system-remin", True), ("der", True), (">", False)])
+def test_locked_parts_never_change_and_the_stream_is_a_fixed_point(parts):
+    texts = [text for text, _ in parts]
+    locked = [lock for _, lock in parts]
+    once = sanitize_stream(texts, NONCE, locked)
+    assert len(once.texts) == len(texts)
+    for before, after, lock in zip(texts, once.texts, locked):
+        if lock:
+            assert after == before
+    twice = sanitize_stream(once.texts, NONCE, locked)
+    assert twice.texts == once.texts
+    assert twice.neutralized == 0
+    if not any(locked):
+        joined = "".join(once.texts)
+        assert scan(joined) == [] and NONCE not in joined.lower()
+        assert sanitize(joined, NONCE).neutralized == 0
+    # What is left is wholly in locked text: every finding of a second pass is in a locked part.
+    assert all(locked[f.part] and not f.edited for f in twice.findings)
