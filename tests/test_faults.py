@@ -730,3 +730,18 @@ def test_an_integer_beyond_a_doubles_range_is_refused_without_an_internal_error(
     shared_served.send_raw(b'{"jsonrpc":"2.0","id":"big","method":"reminder/wrap","params":{"key":"k","body":' + b"1" * 400 + b"}}\n")
     reply = shared_served.read()
     assert reply["error"]["code"] != -32603
+
+
+@linux_only
+def test_warm_worker_starts_a_render_worker_at_initialize(spawn):
+    server = spawn()
+    server.call("initialize", {"config": {"prompt": {"warm_worker": True}}}, timeout=60)
+    deadline = time.monotonic() + 60
+    while not workers_of(server.proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert workers_of(server.proc.pid)
+    # And without it, none is started until a caller's template needs one.
+    cold = spawn()
+    cold.call("initialize", {}, timeout=60)
+    assert cold.call("prompt/render", {"context": {}}, timeout=60)["template"] == "primary"
+    assert not workers_of(cold.proc.pid)

@@ -109,6 +109,10 @@ class PromptConfig(Section):
     # Strict undefined for prompt/render (docs/templates.md, "Strict undefined"): a name no render
     # defines is an error instead of empty text. A request's `strict_undefined` wins.
     strict_undefined: bool = True
+    # Start a render worker at `initialize`, so the first custom render or lint (an editor host's
+    # first keystrokes) does not wait for a worker's start (about 0.1-1 s on a loaded machine).
+    # Off by default: a host that renders only the shipped templates never needs one.
+    warm_worker: bool = False
     # Variables whose value changes from day to day or folder to folder: what a prompt renders
     # from them is left out of prompt/render's `stable_prefix_chars` (docs/templates.md, "Prompt
     # caching"). A prompt owner adds any of their own that change per session or per day.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from functools import partial
 
@@ -29,6 +30,8 @@ def initialize(params: InitializeParams, ctx: Context, table: Mapping[str, Metho
         runtime.default_tools = dict(params.tools.by_kind)
     runtime.offset_unit = params.offset_unit
     runtime.initialized = True
+    if runtime.config.prompt.warm_worker:
+        threading.Thread(target=_warm_worker, name="promptd-warm-worker", daemon=True).start()
     version = params.protocol_version if params.protocol_version in SUPPORTED_VERSIONS else PROTOCOL_VERSION
     runtime.log.info("initialized", client=runtime.client_name, protocol_version=version, host_providers=runtime.host_providers, offset_unit=runtime.offset_unit)
     config = runtime.config
@@ -39,6 +42,14 @@ def initialize(params: InitializeParams, ctx: Context, table: Mapping[str, Metho
         offset_unit=runtime.offset_unit,
         limits=Limits(max_message_bytes=config.max_message_bytes, provider_timeout_ms=config.reminders.provider_timeout_ms),
     )
+
+
+def _warm_worker() -> None:
+    # In a thread: importing the worker module imports jinja2, and starting one forks; neither
+    # may hold up the answer to initialize.
+    from promptd.prompt import worker
+
+    worker.pool().warm()
 
 
 async def shutdown(params: Empty, ctx: Context) -> Empty:
