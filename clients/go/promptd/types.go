@@ -812,6 +812,8 @@ type PromptConfig struct {
 	ExemptKinds []string `json:"exempt_kinds,omitempty"`
 	// promptd's default: true.
 	StrictUndefined *bool `json:"strict_undefined,omitempty"`
+	// promptd's default: false.
+	WarmWorker *bool `json:"warm_worker,omitempty"`
 	// promptd's default: ["current_date", "working_directory"].
 	VolatileVariables []string `json:"volatile_variables,omitempty"`
 	// promptd's default: 2000.

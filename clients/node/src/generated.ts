@@ -492,6 +492,8 @@ export interface PromptConfig {
   exempt_kinds?: string[];
   /** promptd's default: true. */
   strict_undefined?: boolean;
+  /** promptd's default: false. */
+  warm_worker?: boolean;
   /** promptd's default: ["current_date", "working_directory"]. */
   volatile_variables?: string[];
   /** promptd's default: 2000. */
