@@ -16,6 +16,7 @@ sys.path.insert(0, str(HERE))
 import driver  # noqa: E402
 import lint_large  # noqa: E402
 import local_door  # noqa: E402
+import cache_session  # noqa: E402
 import render_worker  # noqa: E402
 import sanitize_shapes  # noqa: E402
 import sections  # noqa: E402
@@ -138,6 +139,7 @@ def main() -> int:
     parts += sanitize_shapes.section()
     parts += lint_large.section()
     parts += local_door.section()
+    parts += cache_session.section()
     parts += render_worker.section()
     parts.append(f"_Run took {time.time() - started:.0f} s._")
     parts.append("")
