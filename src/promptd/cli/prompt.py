@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -211,13 +211,30 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     opener.add_argument("--id", help="the template id the file must hold (default: any)")
     opener.add_argument("--key-file", help=KEY_HELP)
     opener.set_defaults(handler=run_vault_open)
-    keygen = actions.add_parser(
+    _add_keygen(
+        actions,
+        "write a new random key to a file only you can read (missing folders are created, mode 0700)",
+        "Write a new random vault key (32 bytes, as 64 hex digits) to FILE, mode 0600; missing folders are "
+        "created, mode 0700. An existing file is never overwritten. Point vault.key_file or --key-file at it.",
+        run_vault_keygen,
+    )
+    _add_keygen(
+        commands,
+        "write a new 256-bit key (the provenance key, or a vault key) to a file only you can read",
+        "Write a new random 256-bit key (64 hex digits) to FILE, mode 0600; missing folders are created, mode "
+        "0700. An existing file is never overwritten. Point reminders.provenance_key_file at it, so that "
+        "reminder blocks written by one promptd verify in the next (docs/security.md), or vault.key_file.",
+        run_keygen,
+    )
+
+
+def _add_keygen(commands: argparse._SubParsersAction, summary: str, description: str, handler: Callable[[Any, argparse.Namespace], int]) -> None:  # type: ignore[type-arg]
+    from promptd.cli.helptext import exit_status, formatter, wrap
+
+    keygen = commands.add_parser(
         "keygen",
-        help="write a new random key to a file only you can read (missing folders are created, mode 0700)",
-        description=wrap(
-            "Write a new random vault key (32 bytes, as 64 hex digits) to FILE, mode 0600; missing folders are "
-            "created, mode 0700. An existing file is never overwritten. Point vault.key_file or --key-file at it."
-        ),
+        help=summary,
+        description=wrap(description),
         epilog=exit_status(
             (Exit.OK, "the key was written"),
             (Exit.USAGE, "usage or input error: bad arguments, FILE exists already or cannot be written, an invalid configuration"),
@@ -226,24 +243,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         formatter_class=formatter,
     )
     keygen.add_argument("file")
-    keygen.set_defaults(handler=run_vault_keygen)
-    provenance = commands.add_parser(
-        "keygen",
-        help="write a new 256-bit key (the provenance key, or a vault key) to a file only you can read",
-        description=wrap(
-            "Write a new random 256-bit key (64 hex digits) to FILE, mode 0600; missing folders are created, mode "
-            "0700. An existing file is never overwritten. Point reminders.provenance_key_file at it, so that "
-            "reminder blocks written by one promptd verify in the next (docs/security.md), or vault.key_file."
-        ),
-        epilog=exit_status(
-            (Exit.OK, "the key was written"),
-            (Exit.USAGE, "usage or input error: bad arguments, FILE exists already or cannot be written, an invalid configuration"),
-            pipe=False,
-        ),
-        formatter_class=formatter,
-    )
-    provenance.add_argument("file")
-    provenance.set_defaults(handler=run_keygen)
+    keygen.set_defaults(handler=handler)
 
 
 # -- render, diff, vars and lint ----------------------------------------------------------------
