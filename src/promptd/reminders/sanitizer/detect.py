@@ -11,9 +11,11 @@ What counts as forged markup:
 
 The view is built lazily from each place a tag could begin (a character or escape that reads as
 "<", or as a delimiter). From there the reader goes forward one unit at a time, folding and
-decoding, skipping invisibles and separators, and stops at the first unit that cannot continue a
-tag name. A reader stops at every bracket, so two readers never cover the same stretch twice and
-the whole scan stays linear in the input.
+decoding, skipping invisibles, separators, Markdown's emphasis markers and inline HTML markup
+(which a renderer shows as nothing), and stops at the first unit that cannot continue a tag name.
+A reader stops at every bracket except one that opens a complete piece of markup (which holds no
+"<"), and a reader that starts in a piece of markup ends inside it, at its ">" at the latest; so
+no stretch is read by more than two readers and the whole scan stays linear in the input.
 """
 
 from __future__ import annotations
@@ -36,8 +38,28 @@ PUA_CLOSE = "\ue204"
 TAG_NAMES = ("system-reminder", "display-trigger")
 
 # Characters the reader passes over between "<", "/" and the letters of a name: folded
-# whitespace, the word separators people use in tag names, and invisibles (which fold to "").
-_SKIPPED = frozenset(" -_.:")
+# whitespace, the word separators people use in tag names, Markdown's emphasis and strikethrough
+# markers (CommonMark and GFM: a renderer shows `<sys**tem**-reminder>` and `<sys~~tem~~-reminder>`
+# as the tag name; "_" is both), and invisibles (which fold to "").
+_SKIPPED = frozenset(" -_.:*~")
+# Markdown's code-span marker, passed over too (`<sys`tem`-reminder>`): only as the ASCII
+# character itself, since it folds to the apostrophe, which is not skipped.
+_MARKDOWN_MARKERS = "`"
+# Inline HTML markup that a renderer shows as nothing: an open or closing tag of any name, or a
+# comment (CommonMark's raw HTML, which Markdown renderers pass through and browsers hide), inside
+# a tag name: `<sys<b></b>tem-reminder>`, `<sys<span class="x">tem-reminder>`, `<sys<!---->tem…`.
+# No piece holds "<" (quoted values included), so a reader that starts inside one ends in it.
+# Every quantifier is possessive and no run can be matched two ways, so a failed match costs at
+# most the distance to the next "<".
+_MARKUP = re.compile(
+    r"<(?:"
+    r"/[A-Za-z][A-Za-z0-9-]*+[ \t\r\n]*+>"
+    r"|[A-Za-z][A-Za-z0-9-]*+"
+    r"(?:[ \t\r\n]++[A-Za-z_:][A-Za-z0-9_.:-]*+(?:[ \t\r\n]*+=[ \t\r\n]*+(?:\"[^\"<]*+\"|'[^'<]*+'|[^ \t\r\n\"'=<>`]++))?+)*+"
+    r"[ \t\r\n]*+/?>"
+    r"|!--(?:[^<-]++|-(?!->))*+-->"
+    r")"
+)
 
 # Spellings beyond the fold: TR39's prototype of the capital "I" is "l", which case folding hides,
 # so in a tag name "i" and "l" stand for each other; and "cl" reads as "d" in most fonts (as "rn"
@@ -160,7 +182,8 @@ def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
     # that can begin a name or an escape, or any non-ASCII character (the reader decides).
     skippable = "".join(c for c in map(chr, range(0x80)) if _ASCII_TABLE.get(ord(c), "x") is None)
     beginners = "".join(c for c in map(chr, range(0x80)) if c not in skippable and _may_follow_bracket(c))
-    bracket = "<(?=[" + re.escape(skippable) + "]*+(?:[" + re.escape(beginners) + r"]|[^\x00-\x7f]))"
+    # Inline markup (_MARKUP) may come before the name too: `<<b></b>system-reminder>`.
+    bracket = "<(?=[" + re.escape(skippable) + "]*+(?:[" + re.escape(beginners) + r"]|[^\x00-\x7f]|<[A-Za-z/!]))"
     ascii_patterns = [re.compile(p) for p in (bracket, entity, percent, backslash)]
     others = "".join(c for c in sorted(set(INTERESTING)) if not c.isascii())
     return ascii_patterns, others
@@ -189,7 +212,8 @@ _IDENTIFIERS = frozenset({"systemReminder", "SystemReminder", "displayTrigger", 
 
 # Folded forms of the plain ASCII characters, read without the general unit reader (the hot path
 # for ordinary markup such as `<div`); escape introducers are left out so they still decode.
-_ASCII_FOLD = {chr(c): fold(chr(c)) for c in range(0x80) if chr(c) not in INTRODUCERS}
+# The code-span marker reads as nothing, like invisibles; "<" is read by the reader itself (markup).
+_ASCII_FOLD = {chr(c): "" if chr(c) in _MARKDOWN_MARKERS else fold(chr(c)) for c in range(0x80) if chr(c) not in INTRODUCERS}
 _BRACKET_SET = frozenset(BRACKETS)
 # The same folding as a str.translate table: skipped characters deleted, the rest folded.
 _ASCII_TABLE: dict[int, str | None] = {
@@ -214,8 +238,9 @@ def _tag_name_at(text: str, pos: int) -> int | None:
     the tag names and is not an identifier; None otherwise.
 
     The common case is decided at C speed: the run of plain ASCII name characters from `pos`,
-    folded with str.translate. Only when that run ends at an escape or a non-ASCII character while
-    it still reads as the start of a name does the unit-by-unit reader take over."""
+    folded with str.translate. Only when that run ends at an escape, a non-ASCII character or a
+    piece of markup while it still reads as the start of a name does the unit-by-unit reader take
+    over."""
     run = _NAME_RUN.match(text, pos)
     written = run.group() if run else ""
     folded = written.translate(_ASCII_TABLE)
@@ -223,7 +248,9 @@ def _tag_name_at(text: str, pos: int) -> int | None:
         offset = len(written) - len(written.lstrip(_LEAD))
         return None if written.startswith(_IDENTIFIER_TUPLE, offset) else pos + offset
     end = pos + len(written)
-    if end < len(text) and folded in _PREFIXES_OR_EMPTY and (not text[end].isascii() or text[end] in INTRODUCERS):
+    if end < len(text) and folded in _PREFIXES_OR_EMPTY and (
+        not text[end].isascii() or text[end] in INTRODUCERS or (text[end] == "<" and _MARKUP.match(text, end))
+    ):
         # Go on unit by unit from where the run stopped, in the state the run left.
         offset = len(written) - len(written.lstrip(_LEAD))
         name = written[offset:]
@@ -246,6 +273,14 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
     while pos < n:
         unit_start = pos
         ch = text[pos]
+        if ch == "<":
+            markup = _MARKUP.match(text, pos)
+            if markup is None:
+                return None  # a bracket ends every name
+            pos = markup.end()
+            if name_start >= 0:
+                written = None  # a name with markup inside is not an identifier
+            continue
         folded = plain.get(ch)
         if folded is None:
             readings, pos = unit_readings(text, pos)
