@@ -16,6 +16,9 @@ decoding, skipping invisibles, separators, Markdown's emphasis markers and inlin
 A reader stops at every bracket except one that opens a complete piece of markup (which holds no
 "<"), and a reader that starts in a piece of markup ends inside it, at its ">" at the latest; so
 no stretch is read by more than two readers and the whole scan stays linear in the input.
+
+Code that is not a tag: a camelCase or PascalCase identifier (`List<SystemReminder>`), and an
+operator that begins with "<" applied to a call (`a <- system_reminder(x)`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from collections.abc import Iterator
 from html.entities import html5
 from typing import NamedTuple
 
-from promptd.reminders.sanitizer.escapes import INTRODUCERS, unit, unit_readings
+from promptd.reminders.sanitizer.escapes import INTRODUCERS, decode, unit, unit_readings
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
 from promptd.reminders.sanitizer.fold import fold, fold_all
 from promptd.text import has_astral
@@ -336,6 +339,33 @@ def _candidates(text: str) -> Iterator[re.Match[str]]:
     return heapq.merge(*found, key=lambda match: match.start())
 
 
+# An operator that begins with "<" applied to a call is code, not a tag: `<-` (R, Go, Scala and
+# Haskell comprehensions), `<~`, `<--`, and the shift `<<` (read from its second "<", as is R's
+# `<<-`): `a <- system_reminder(x)`, `a <-display_trigger.load(y)`, `out << system_reminder(x)`.
+# The name must be written as a plain ASCII identifier or dotted path that spells a tag name in
+# letters, "_" and "." only, directly followed by "(". `<=` and `<<=` never were tags ("=" ends a
+# name); a disguised or hyphenated name is a tag wherever it stands, and so is a bare `<` before a
+# call (`i<system_reminder_count(x)`: the one-character operator is also how a tag begins).
+_OPERATOR_CALL = re.compile(r"([-~]*+)[ \t]*+([A-Za-z_][A-Za-z0-9_.]*+)\(")
+_CALLED_NAMES = tuple(name.replace("-", "") for name in TAG_NAMES)
+
+
+def _is_operator_call(text: str, start: int, after_bracket: int, name: int) -> bool:
+    """Whether the tag found at `start` is an operator applied to a call (see _OPERATOR_CALL)."""
+    call = _OPERATOR_CALL.match(text, after_bracket)
+    if call is None or call.start(2) != name:
+        return False
+    # The operator is "<" itself, or an escape of it (code shown in HTML or JSON); a look-alike
+    # bracket is no operator of any language.
+    if text[start] != "<":
+        decoded = decode(text, start) if text[start] in INTRODUCERS else None
+        if decoded is None or decoded[0] != "<":
+            return False
+    if not call.group(1) and not (text[start] == "<" and start > 0 and text[start - 1] == "<"):
+        return False
+    return call.group(2).replace("_", "").replace(".", "").lower().startswith(_CALLED_NAMES)
+
+
 def scan(text: str, candidates: re.Pattern[str] | None = None) -> list[Hit]:
     """All forged markup in `text`, in order. `candidates` is replaceable for the tests only."""
     hits: list[Hit] = []
@@ -351,7 +381,7 @@ def scan(text: str, candidates: re.Pattern[str] | None = None) -> list[Hit]:
         resume = end
         if folded == "<":
             name = _tag_name_at(text, end)
-            if name is not None:
+            if name is not None and not _is_operator_call(text, start, end, name):
                 hits.append(Hit(start, end, "tag", folded, name))
         elif folded in (PUA_OPEN, PUA_CLOSE):
             hits.append(Hit(start, end, "delimiter", folded, end))
