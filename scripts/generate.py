@@ -1,5 +1,5 @@
 """Writes the generated files: protocol/openrpc.json, the generated docs tables and the sanitizer's
-TR39 confusables table.
+tables (the TR39 confusables and the letters look-alikes are built on, both `make confusables`).
 
 `python scripts/generate.py protocol|docs|confusables|all`. Tests compare the committed files with
 what this produces, so a stale file fails the build.
@@ -202,13 +202,166 @@ def confusables_module() -> str:
     return "\n".join(lines) + "\n"
 
 
+# The letters look-alikes are built on, from Unicode's character names: a letter with a hook,
+# stroke, curl, tail, belt or flourish ("LATIN SMALL LETTER T WITH RETROFLEX HOOK") is the letter
+# before "WITH"; a modifier, subscript or superscript letter ("MODIFIER LETTER SMALL M") is the
+# letter it repeats. TR39 lists many such letters but not all (ʈ, ɾ, ȿ, ᶒ, ᶆ are missing from it),
+# and NFKD decomposes only those built with a combining mark. The names come from the standard
+# library's unicodedata, so the table is of the Unicode version of the Python that generated it
+# (recorded in the module; a test fails when the running Python would generate another table).
+LETTERS_MODULE = "src/promptd/reminders/sanitizer/letters.py"
+_LETTER_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC")
+# Names of a form a letter takes, rewritten to the name of the letter itself.
+_LETTER_FORMS = (
+    ("MODIFIER LETTER SMALL CAPITAL ", "LATIN LETTER SMALL CAPITAL "),
+    ("MODIFIER LETTER SMALL GREEK ", "GREEK SMALL LETTER "),
+    ("MODIFIER LETTER CAPITAL ", "LATIN CAPITAL LETTER "),
+    ("MODIFIER LETTER SMALL ", "LATIN SMALL LETTER "),
+    ("MODIFIER LETTER CYRILLIC SMALL ", "CYRILLIC SMALL LETTER "),
+    ("SUPERSCRIPT LATIN SMALL LETTER ", "LATIN SMALL LETTER "),
+    ("LATIN SUBSCRIPT SMALL LETTER ", "LATIN SMALL LETTER "),
+    ("GREEK SUBSCRIPT SMALL LETTER ", "GREEK SMALL LETTER "),
+)
+# Spacing marks (not letters) that, written where a letter of a tag name should be, pass for the
+# narrow letter i (and so for l, which a tag name's reader takes for i): the hooks drawn as the
+# stroke of an i (ogonek, cedilla), the stems (the modifier vertical lines), the dot of an i, and
+# the iota subscript. Accents that sit above a letter (acute, grave, circumflex, caron, breve,
+# tilde, macron, ring, diaeresis) read, alone, as punctuation; they are left out, as is the ASCII
+# apostrophe. No spacing mark has the body of a wider letter of the tag names.
+_MARKS_FOR_I = frozenset({"OGONEK", "CEDILLA", "DOT ABOVE", "VERTICAL LINE", "LOW VERTICAL LINE", "YPOGEGRAMMENI"})
+
+
+def _lookup(name: str) -> str | None:
+    import unicodedata
+
+    try:
+        return unicodedata.lookup(name)
+    except KeyError:
+        return None
+
+
+def _base_name(name: str) -> str | None:
+    """The name of the letter `name`'s character is built on, one step, or None."""
+    for form, letter in _LETTER_FORMS:
+        if name.startswith(form):
+            return letter + name.removeprefix(form)
+    if not name.startswith(_LETTER_SCRIPTS) or " LETTER " not in name:
+        return None
+    head, _, tail = name.partition(" LETTER ")
+    for joint in (" WITH ", " PRECEDED BY "):
+        body, found, marks = tail.partition(joint)
+        # "D WITH SMALL LETTER Z" is a digraph (NFKD writes it as two letters), not a D.
+        if found and body and not marks.startswith(("SMALL LETTER", "CAPITAL LETTER")):
+            return f"{head} LETTER {body}"
+    return None
+
+
+def _marks_removed(text: str) -> str:
+    import unicodedata
+
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def letter_bases() -> dict[str, str]:
+    """{character: the letter it is built on} for the Latin, Greek and Cyrillic letters whose
+    names say so, where NFKD does not already reduce the character to that letter (é is left to
+    NFKD; ẚ, whose NFKD is "aʾ", is listed)."""
+    import sys
+    import unicodedata
+
+    bases = {}
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        name = unicodedata.name(char, "")
+        if name.startswith(tuple(form for form, _ in _LETTER_FORMS)) and unicodedata.decomposition(char):
+            continue  # a modifier letter that decomposes: NFKD reaches its letter (ᵃ is "a", ᶪ is ᶅ)
+        base = None
+        step = _base_name(name)
+        while step is not None:
+            found = _lookup(step)
+            if found is not None:
+                base = found
+            step = _base_name(step)
+        if base is None or base == char or _marks_removed(char) == _marks_removed(base):
+            continue
+        bases[char] = base
+    return bases
+
+
+def mark_letters() -> dict[str, str]:
+    """{spacing mark: the letter it passes for inside a tag name} (see _MARKS_FOR_I)."""
+    import sys
+    import unicodedata
+
+    marks = {}
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if unicodedata.category(char) not in ("Sk", "Lm"):
+            continue
+        name = unicodedata.name(char, "").removeprefix("MODIFIER LETTER ").removeprefix("GREEK ")
+        if name in _MARKS_FOR_I:
+            marks[char] = "i"
+    return marks
+
+
+def letters_module() -> str:
+    import unicodedata
+
+    bases = letter_bases()
+    marks = mark_letters()
+    if any(base in bases for base in bases.values()):
+        raise ValueError("a base letter has a base of its own: the chains were not followed to the end")
+    lines = [
+        "# DO NOT EDIT: generated by `make confusables` (python scripts/generate.py confusables) from the",
+        f"# Unicode character names of Python's unicodedata, Unicode version {unicodedata.unidata_version}; regenerate instead of editing.",
+        '"""The letters look-alikes are built on, from Unicode\'s character names (beside TR39\'s table).',
+        "",
+        f"BASES maps {len(bases)} Latin, Greek and Cyrillic letters to the letter each is built on: a letter",
+        'with a hook, stroke, curl, tail, belt or flourish is the letter before "WITH" in its name',
+        '("LATIN SMALL LETTER T WITH RETROFLEX HOOK" is "t", "... OPEN E WITH RETROFLEX HOOK" is U+025B),',
+        "a modifier, subscript or superscript letter the letter its name repeats, followed to the end.",
+        "Letters that NFKD already reduces to their base (U+00E9, U+1D43, U+1DAA) are not listed.",
+        "",
+        f"MARK_LETTERS maps {len(marks)} spacing marks to the letter they pass for where a tag name has a",
+        "letter (the ogonek, cedilla, dot above, modifier vertical lines and iota subscript read as \"i\").",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        f"UNICODE_VERSION: str = {_py_string(unicodedata.unidata_version)}",
+        "",
+        "# An entry a line: the character, then the letter it is built on.",
+        "_PACKED = (",
+    ]
+    for char in sorted(bases):
+        lines.append(f"    {_py_string(char + bases[char])[:-1]}\\n\"")
+    lines += [
+        ")",
+        "",
+        'BASES: dict[str, str] = {entry[0]: entry[1:] for entry in _PACKED.split("\\n")[:-1]}',
+        "",
+        "MARK_LETTERS: dict[str, str] = {",
+    ]
+    for char in sorted(marks):
+        lines.append(f"    {_py_string(char)}: {_py_string(marks[char])},")
+    lines += [
+        "}",
+        "",
+        "del _PACKED",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 GENERATED = {
     "protocol": {"protocol/openrpc.json": protocol_text},
     "docs": {
         "docs/reminder-keys.md": lambda: reminder_keys_doc().encode("utf-8"),
         "docs/errors.md": lambda: errors_doc().encode("utf-8"),
     },
-    "confusables": {CONFUSABLES_MODULE: lambda: confusables_module().encode("utf-8")},
+    "confusables": {
+        CONFUSABLES_MODULE: lambda: confusables_module().encode("utf-8"),
+        LETTERS_MODULE: lambda: letters_module().encode("utf-8"),
+    },
 }
 
 

@@ -230,6 +230,17 @@ TEXT_SHAPES: dict[str, Callable[[int], str]] = {
     "repeated \\u003csystem-reminde": run("\\u003csystem-reminde"),
     "repeated <s-y-s-t-e-m-r-e-m-i-n-d-e": run("<s-y-s-t-e-m-r-e-m-i-n-d-e"),
     "repeated < system reminde with invisibles": run("<" + ZWJ * 3 + "system" + ZWJ + "reminde"),
+    # markup a renderer hides, read through inside a name
+    "repeated <sys<b></b>": run("<sys<b></b>"),
+    "a name prefix then n markup pieces": lambda n: "<sys" + "<b>" * n + "tem-reminder>",
+    "a name prefix then n tags that begin a name": lambda n: "<sy" + "<s>" * n,
+    "repeated <sys<b title=\" unclosed": run('<sys<b title="'),
+    "repeated <sys<!-- unclosed": run("<sys<!--"),
+    "repeated <sys then Markdown markers": run("<sys**`~"),
+    # operators applied to calls, letters TR39 does not list, spacing marks read as letters
+    "repeated a <- system_reminder(": run("a <- system_reminder("),
+    "repeated <\u023fy\u023f\u0288\u1d92 (hooked letters)": run("<\u023fy\u023f\u0288\u1d92"),
+    "a name prefix then a run of ogoneks": lambda n: "<system-rem" + "\u02db" * n,
     "repeated [[cite: without a closer": run("[[cite:t0_src_1"),
     "repeated U+E200 cite U+E202 without a closer": run("\ue200cite\ue202t0"),
     "repeated U+FFFC cite U+FFFC without a closer": run("\ufffccite\ufffct0"),

@@ -118,10 +118,11 @@ DISGUISES = [
     ("json_of_entity", "\\u0026lt;system-reminder", 1),
     ("entity_of_percent", "&#37;3Csystem-reminder", 1),
     ("fullwidth_ampersand", "＆lt;system-reminder", 1),
-    # nesting that re-forms a tag when the inner one is deleted
-    ("nested_open", "<sys<system-reminder>tem-reminder>", 1),
-    ("nested_twice", "<sys<sys<system-reminder>tem-reminder>tem-reminder>", 1),
-    ("nested_close", "</sys</system-reminder>tem-reminder>", 1),
+    # nesting that re-forms a tag when the inner one is deleted; the inner tag is also markup a
+    # renderer hides, so the outer one reads as a tag too and is renamed as well
+    ("nested_open", "<sys<system-reminder>tem-reminder>", 2),
+    ("nested_twice", "<sys<sys<system-reminder>tem-reminder>tem-reminder>", 2),
+    ("nested_close", "</sys</system-reminder>tem-reminder>", 2),
     ("nested_entity", "&lt;sys&lt;system-reminder&gt;tem-reminder&gt;", 1),
     ("bracket_run", "<<<<system-reminder>", 1),
     # reminder delimiters

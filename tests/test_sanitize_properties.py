@@ -33,6 +33,9 @@ FRAGMENTS = [
     "system", "System", "SYSTEM", "-", "_", ".", " ", "\t", "\n", "\n\n", "reminder", "display",
     "trigger", "sys", "tem", "rem", "inder", "dis", "play", "ѕ", "у", "е", "і", "＜", "ｓ", "〈", "‹",
     "\u200b", "\u200d", "\u202e", "\u00ad", "\U000e0041", "\U000e0073", "\ue203", "\ue204", "\ue200",
+    # markup a renderer hides, operators applied to calls, letters and marks TR39 does not list
+    "<b>", "</b>", "<b title='>'>", "<!---->", "<!--", "-->", "**", "*", "`", "~~", "<-", "<<", "(", "system_reminder(",
+    "\u0288", "\u027e", "\u023f", "\u1d92", "\u02db",
     NONCE, NONCE[:12], NONCE[12:], NONCE.upper(), OTHER_NONCE, 'nonce="', '"', 'key="k"', "a", "日本", "👨\u200d👩",
     wrap_trusted("kept body", TRUST, "pua"),
     wrap_trusted("kept body", TRUST, "xml"),

@@ -11,9 +11,14 @@ What counts as forged markup:
 
 The view is built lazily from each place a tag could begin (a character or escape that reads as
 "<", or as a delimiter). From there the reader goes forward one unit at a time, folding and
-decoding, skipping invisibles and separators, and stops at the first unit that cannot continue a
-tag name. A reader stops at every bracket, so two readers never cover the same stretch twice and
-the whole scan stays linear in the input.
+decoding, skipping invisibles, separators, Markdown's emphasis markers and inline HTML markup
+(which a renderer shows as nothing), and stops at the first unit that cannot continue a tag name.
+A reader stops at every bracket except one that opens a complete piece of markup (which holds no
+"<"), and a reader that starts in a piece of markup ends inside it, at its ">" at the latest; so
+no stretch is read by more than two readers and the whole scan stays linear in the input.
+
+Code that is not a tag: a camelCase or PascalCase identifier (`List<SystemReminder>`), and an
+operator that begins with "<" applied to a call (`a <- system_reminder(x)`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from collections.abc import Iterator
 from html.entities import html5
 from typing import NamedTuple
 
-from promptd.reminders.sanitizer.escapes import INTRODUCERS, unit, unit_readings
+from promptd.reminders.sanitizer.escapes import INTRODUCERS, decode, unit, unit_readings
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
 from promptd.reminders.sanitizer.fold import fold, fold_all
 from promptd.text import has_astral
@@ -36,8 +41,28 @@ PUA_CLOSE = "\ue204"
 TAG_NAMES = ("system-reminder", "display-trigger")
 
 # Characters the reader passes over between "<", "/" and the letters of a name: folded
-# whitespace, the word separators people use in tag names, and invisibles (which fold to "").
-_SKIPPED = frozenset(" -_.:")
+# whitespace, the word separators people use in tag names, Markdown's emphasis and strikethrough
+# markers (CommonMark and GFM: a renderer shows `<sys**tem**-reminder>` and `<sys~~tem~~-reminder>`
+# as the tag name; "_" is both), and invisibles (which fold to "").
+_SKIPPED = frozenset(" -_.:*~")
+# Markdown's code-span marker, passed over too (`<sys`tem`-reminder>`): only as the ASCII
+# character itself, since it folds to the apostrophe, which is not skipped.
+_MARKDOWN_MARKERS = "`"
+# Inline HTML markup that a renderer shows as nothing: an open or closing tag of any name, or a
+# comment (CommonMark's raw HTML, which Markdown renderers pass through and browsers hide), inside
+# a tag name: `<sys<b></b>tem-reminder>`, `<sys<span class="x">tem-reminder>`, `<sys<!---->tem…`.
+# No piece holds "<" (quoted values included), so a reader that starts inside one ends in it.
+# Every quantifier is possessive and no run can be matched two ways, so a failed match costs at
+# most the distance to the next "<".
+_MARKUP = re.compile(
+    r"<(?:"
+    r"/[A-Za-z][A-Za-z0-9-]*+[ \t\r\n]*+>"
+    r"|[A-Za-z][A-Za-z0-9-]*+"
+    r"(?:[ \t\r\n]++[A-Za-z_:][A-Za-z0-9_.:-]*+(?:[ \t\r\n]*+=[ \t\r\n]*+(?:\"[^\"<]*+\"|'[^'<]*+'|[^ \t\r\n\"'=<>`]++))?+)*+"
+    r"[ \t\r\n]*+/?>"
+    r"|!--(?:[^<-]++|-(?!->))*+-->"
+    r")"
+)
 
 # Spellings beyond the fold: TR39's prototype of the capital "I" is "l", which case folding hides,
 # so in a tag name "i" and "l" stand for each other; and "cl" reads as "d" in most fonts (as "rn"
@@ -160,7 +185,8 @@ def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
     # that can begin a name or an escape, or any non-ASCII character (the reader decides).
     skippable = "".join(c for c in map(chr, range(0x80)) if _ASCII_TABLE.get(ord(c), "x") is None)
     beginners = "".join(c for c in map(chr, range(0x80)) if c not in skippable and _may_follow_bracket(c))
-    bracket = "<(?=[" + re.escape(skippable) + "]*+(?:[" + re.escape(beginners) + r"]|[^\x00-\x7f]))"
+    # Inline markup (_MARKUP) may come before the name too: `<<b></b>system-reminder>`.
+    bracket = "<(?=[" + re.escape(skippable) + "]*+(?:[" + re.escape(beginners) + r"]|[^\x00-\x7f]|<[A-Za-z/!]))"
     ascii_patterns = [re.compile(p) for p in (bracket, entity, percent, backslash)]
     others = "".join(c for c in sorted(set(INTERESTING)) if not c.isascii())
     return ascii_patterns, others
@@ -189,7 +215,8 @@ _IDENTIFIERS = frozenset({"systemReminder", "SystemReminder", "displayTrigger", 
 
 # Folded forms of the plain ASCII characters, read without the general unit reader (the hot path
 # for ordinary markup such as `<div`); escape introducers are left out so they still decode.
-_ASCII_FOLD = {chr(c): fold(chr(c)) for c in range(0x80) if chr(c) not in INTRODUCERS}
+# The code-span marker reads as nothing, like invisibles; "<" is read by the reader itself (markup).
+_ASCII_FOLD = {chr(c): "" if chr(c) in _MARKDOWN_MARKERS else fold(chr(c)) for c in range(0x80) if chr(c) not in INTRODUCERS}
 _BRACKET_SET = frozenset(BRACKETS)
 # The same folding as a str.translate table: skipped characters deleted, the rest folded.
 _ASCII_TABLE: dict[int, str | None] = {
@@ -214,8 +241,9 @@ def tag_name_at(text: str, pos: int) -> int | None:
     the tag names and is not an identifier; None otherwise.
 
     The common case is decided at C speed: the run of plain ASCII name characters from `pos`,
-    folded with str.translate. Only when that run ends at an escape or a non-ASCII character while
-    it still reads as the start of a name does the unit-by-unit reader take over."""
+    folded with str.translate. Only when that run ends at an escape, a non-ASCII character or a
+    piece of markup while it still reads as the start of a name does the unit-by-unit reader take
+    over."""
     run = _NAME_RUN.match(text, pos)
     written = run.group() if run else ""
     folded = written.translate(_ASCII_TABLE)
@@ -223,7 +251,9 @@ def tag_name_at(text: str, pos: int) -> int | None:
         offset = len(written) - len(written.lstrip(_LEAD))
         return None if written.startswith(_IDENTIFIER_TUPLE, offset) else pos + offset
     end = pos + len(written)
-    if end < len(text) and folded in _PREFIXES_OR_EMPTY and (not text[end].isascii() or text[end] in INTRODUCERS):
+    if end < len(text) and folded in _PREFIXES_OR_EMPTY and (
+        not text[end].isascii() or text[end] in INTRODUCERS or (text[end] == "<" and _MARKUP.match(text, end))
+    ):
         # Go on unit by unit from where the run stopped, in the state the run left.
         offset = len(written) - len(written.lstrip(_LEAD))
         name = written[offset:]
@@ -246,6 +276,14 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
     while pos < n:
         unit_start = pos
         ch = text[pos]
+        if ch == "<":
+            markup = _MARKUP.match(text, pos)
+            if markup is None:
+                return None  # a bracket ends every name
+            pos = markup.end()
+            if name_start >= 0:
+                written = None  # a name with markup inside is not an identifier
+            continue
         folded = plain.get(ch)
         if folded is None:
             readings, pos = unit_readings(text, pos)
@@ -301,6 +339,33 @@ def _candidates(text: str) -> Iterator[re.Match[str]]:
     return heapq.merge(*found, key=lambda match: match.start())
 
 
+# An operator that begins with "<" applied to a call is code, not a tag: `<-` (R, Go, Scala and
+# Haskell comprehensions), `<~`, `<--`, and the shift `<<` (read from its second "<", as is R's
+# `<<-`): `a <- system_reminder(x)`, `a <-display_trigger.load(y)`, `out << system_reminder(x)`.
+# The name must be written as a plain ASCII identifier or dotted path that spells a tag name in
+# letters, "_" and "." only, directly followed by "(". `<=` and `<<=` never were tags ("=" ends a
+# name); a disguised or hyphenated name is a tag wherever it stands, and so is a bare `<` before a
+# call (`i<system_reminder_count(x)`: the one-character operator is also how a tag begins).
+_OPERATOR_CALL = re.compile(r"([-~]*+)[ \t]*+([A-Za-z_][A-Za-z0-9_.]*+)\(")
+_CALLED_NAMES = tuple(name.replace("-", "") for name in TAG_NAMES)
+
+
+def _is_operator_call(text: str, start: int, after_bracket: int, name: int) -> bool:
+    """Whether the tag found at `start` is an operator applied to a call (see _OPERATOR_CALL)."""
+    call = _OPERATOR_CALL.match(text, after_bracket)
+    if call is None or call.start(2) != name:
+        return False
+    # The operator is "<" itself, or an escape of it (code shown in HTML or JSON); a look-alike
+    # bracket is no operator of any language.
+    if text[start] != "<":
+        decoded = decode(text, start) if text[start] in INTRODUCERS else None
+        if decoded is None or decoded[0] != "<":
+            return False
+    if not call.group(1) and not (text[start] == "<" and start > 0 and text[start - 1] == "<"):
+        return False
+    return call.group(2).replace("_", "").replace(".", "").lower().startswith(_CALLED_NAMES)
+
+
 def scan(text: str, candidates: re.Pattern[str] | None = None) -> list[Hit]:
     """All forged markup in `text`, in order. `candidates` is replaceable for the tests only."""
     hits: list[Hit] = []
@@ -316,7 +381,7 @@ def scan(text: str, candidates: re.Pattern[str] | None = None) -> list[Hit]:
         resume = end
         if folded == "<":
             name = tag_name_at(text, end)
-            if name is not None:
+            if name is not None and not _is_operator_call(text, start, end, name):
                 hits.append(Hit(start, end, "tag", folded, name))
         elif folded in (PUA_OPEN, PUA_CLOSE):
             hits.append(Hit(start, end, "delimiter", folded, end))

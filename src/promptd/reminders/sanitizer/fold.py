@@ -11,10 +11,16 @@ a false negative lets a forged tag through):
 - every character maps to its Unicode TR39 prototype (confusables.py, generated from Unicode's
   confusables.txt), before and after case folding, so look-alikes from any script read as the
   letter they imitate (the skeleton of UTS #39, made case-insensitive);
+- a letter TR39 does not list reads as the letter it is built on (letters.py, generated from
+  Unicode's character names: a letter with a hook, stroke, curl or tail, a modifier letter);
 - combining marks are dropped, so accents cannot hide a letter;
 - invisible characters fold to nothing and every kind of whitespace to one space.
 Both sides go through the same fold, so TR39's own choices (its prototype of "m" is "rn", of "d"
 is "cl") apply to the tag names as well.
+
+`fold_all` adds the other readings a character has: its prototype taken before case folding, its
+TR39 prototype as written (so every TR39 entry reads as its prototype), the letter it is built on
+where TR39 maps it elsewhere, and the letter a spacing mark passes for (the ogonek as "i").
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import unicodedata
 
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
+from promptd.reminders.sanitizer.letters import BASES, MARK_LETTERS
 
 # Characters that render as nothing (or as blank space) but are not whitespace to str.isspace():
 # Hangul fillers, the Mongolian vowel separator, Braille blank, combining grapheme joiner,
@@ -67,6 +74,11 @@ def _supplement(ch: str) -> str:
     name = unicodedata.name(ch, "")
     if name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name) == len("LATIN LETTER SMALL CAPITAL ") + 1:
         return name[-1].lower()
+    base = BASES.get(ch)
+    if base is not None:
+        # A letter TR39 leaves as itself (ʈ, ɾ, ȿ, ᶒ) reads as the one it is built on, folded the
+        # same way (a base is never itself in BASES, so this goes one level deep).
+        return fold(base)
     return ch
 
 
@@ -114,14 +126,36 @@ def _compute_prototype_first(ch: str) -> str:
     return _prototypes(once.casefold()).casefold()
 
 
+def _is_letters(text: str) -> bool:
+    return text.isascii() and text.isalpha()
+
+
+def _readings(ch: str) -> tuple[str, ...]:
+    readings = [fold(ch), _compute_prototype_first(ch)]
+    prototype = PROTOTYPES.get(ch)
+    if prototype is not None:
+        # TR39's prototype as written, where it is letters: case folding or NFKD can lead elsewhere
+        # (the long s folds to "s", TR39 reads it "f"; the lunate sigma folds through "σ" to "o",
+        # TR39 reads it "c"). Only letters: a tag name is made of them, and a prototype that is
+        # a bracket ornament (TR39's for the kana "く") must not make common text a tag start.
+        spelled = "".join(fold(c) for c in prototype)
+        if _is_letters(spelled):
+            readings.append(spelled)
+    base = BASES.get(ch)
+    if base is not None and _is_letters(fold(base)):
+        readings.append(fold(base))  # where TR39 maps the letter to something else
+    if ch in MARK_LETTERS:
+        readings.append(MARK_LETTERS[ch])
+    return tuple(dict.fromkeys(readings))
+
+
 def fold_all(ch: str) -> tuple[str, ...]:
-    """Every way `ch` may read: `fold(ch)` first, then its prototype taken before case folding
-    when that differs. A reader accepts a name if any choice of readings spells it."""
+    """Every way `ch` may read: `fold(ch)` first, then the others, each once (see the module
+    docstring). A reader accepts a name if any choice of readings spells it."""
     found = _alternatives_cache.get(ch)
     if found is None:
-        primary = fold(ch)
-        other = _compute_prototype_first(ch)
-        found = (primary,) if other == primary else (primary, other)
+        found = _readings(ch)
+        # Bounded by the number of distinct characters ever seen, like _cache.
         _alternatives_cache[ch] = found
     return found
 
