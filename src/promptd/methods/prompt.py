@@ -73,7 +73,7 @@ async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
 
 def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) -> RenderResult:
     from promptd.errors import RenderTimeout
-    from promptd.prompt import pipeline
+    from promptd.prompt import codecache, pipeline
 
     runtime = ctx.runtime
     tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
@@ -87,6 +87,12 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
 
         return worker.pool().render(source, variables, name, strict, deadline_s=deadline_s, memory_mb=memory_mb, cancel=cancel)
 
+    def cache_skipped(reason: str, template: str) -> None:
+        # A compiled-template file that was there and not used (a link, a FIFO, another user's,
+        # corrupt): the reason and the template's name only.
+        runtime.log.warning("code_cache_skipped", reason=reason, template=template)
+
+    skipped = codecache.skipped.set(cache_skipped)
     try:
         rendered = pipeline.render(
             params.context,
@@ -105,6 +111,8 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
     except RenderTimeout as exc:
         runtime.log.info("render_timeout", template=exc.data.get("template"), limit_ms=exc.data.get("limit_ms"))
         raise
+    finally:
+        codecache.skipped.reset(skipped)
     if runtime.log.enabled("debug"):
         runtime.log.debug(
             "prompt_rendered",
