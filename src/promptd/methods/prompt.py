@@ -11,7 +11,7 @@ import asyncio
 import functools
 import os
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from promptd.api.prompt import PersistParams, PersistResult, PrefixChange, RenderParams, RenderResult
@@ -87,6 +87,13 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
 
         return worker.pool().render(source, variables, name, strict, deadline_s=deadline_s, memory_mb=memory_mb, cancel=cancel)
 
+    def bounded(name: str, run: Callable[[], str]) -> str:
+        # A sealed template renders in this thread (its plaintext never leaves the process),
+        # stopped at the same deadline as a worker's render, or when the request is cancelled.
+        from promptd.prompt import worker
+
+        return worker.bounded(run, name, deadline_s=deadline_s, cancel=cancel)
+
     def cache_skipped(reason: str, template: str) -> None:
         # A compiled-template file that was there and not used (a link, a FIFO, another user's,
         # corrupt): the reason and the template's name only.
@@ -106,6 +113,7 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
             strict=_strict(params, ctx),
             # The caller's own templates render in a worker process under a CPU deadline.
             render_callers=render_callers,
+            bounded=bounded,
             volatile=runtime.config.prompt.volatile_variables,
         )
     except RenderTimeout as exc:
