@@ -406,6 +406,28 @@ def test_a_cancelled_in_process_render_raises_cancelled():
     timer.join()
 
 
+# ---- renders waiting for a worker hold no shared thread ---------------------------------------------
+
+
+@linux_only
+def test_renders_queued_beyond_the_worker_cap_leave_the_threads_to_a_file_provider(tmp_path, spawn):
+    (tmp_path / "notes.md").write_text("from a file\n")
+    server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "60000"})
+    server.call("initialize", {"config": {"reminders": {"session_metadata": False}}}, timeout=60)
+    server.call("providers/register", {"name": "notes", "kind": "file", "key": "file.notes", "scope": "global", "path": "notes.md"}, timeout=60)
+    server.call("session/update", {"session": "s", "cwd": str(tmp_path)}, timeout=60)
+    # More looping renders than asyncio's default executor has threads (min(32, cores + 4)).
+    spins = [f"spin{n}" for n in range((os.cpu_count() or 1) + 6)]
+    for ident in spins:
+        server.send({"jsonrpc": "2.0", "id": ident, "method": "prompt/render", "params": custom(SPIN)})
+    time.sleep(0.5)  # let them take what they take
+    assembled = server.request("reminder/assemble", {"session": "s", "user_message": "x"}, timeout=60)
+    for ident in spins:
+        server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": ident}})
+    assert assembled["result"]["skipped"] == [] and "from a file" in assembled["result"]["body"]
+    assert {server.read(timeout=60)["error"]["code"] for _ in spins} == {-32800}
+
+
 # ---- no render outgrows its memory or the worker cap ----------------------------------------------
 
 # Python objects the budget counts one each (ints of a 100,000-item list) hold tens of bytes: the

@@ -11,6 +11,7 @@ import asyncio
 import functools
 import os
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -57,18 +58,51 @@ def _strict(params: RenderParams, ctx: Context) -> bool:
     return params.strict_undefined if params.strict_undefined is not None else ctx.runtime.config.prompt.strict_undefined
 
 
-async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
-    """First compiles and the vault's decrypt-compile-render run in a thread so they never stall
-    other requests; the caller's own templates go on from there to a worker process, which a
-    cancellation kills (a thread cannot be stopped)."""
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+def template_gate() -> asyncio.Semaphore:
+    """Taken, on the event loop, by every prompt/render and prompt/lint that runs a template
+    promptd did not ship (a caller's, in a worker; a sealed one, in-process) before it takes a
+    thread: at most MAX_RUNNING of them hold a thread at once, each running (a worker, or its
+    in-process deadline), never waiting. The others wait here, holding no thread of the default
+    executor, which the other offloaded requests (file providers, project memory) share. One per
+    event loop (an asyncio.Semaphore belongs to the loop it is first used on)."""
+    loop = asyncio.get_running_loop()
+    gate = _gates.get(loop)
+    if gate is None:
+        from promptd.prompt.worker import MAX_RUNNING
+
+        gate = _gates[loop] = asyncio.Semaphore(MAX_RUNNING)
+    return gate
+
+
+async def offload(run: Callable[[Cancel], Any], *, gated: bool) -> Any:
+    """`run(cancel)` in a thread of the default executor (after the template gate when `gated`);
+    a cancelled request cancels `cancel`, which kills its worker or stops its in-process render."""
     from promptd.prompt import worker
 
     cancel = worker.Cancel()
     try:
-        return await asyncio.to_thread(_render, params, ctx, cancel)
+        if not gated:
+            return await asyncio.to_thread(run, cancel)
+        async with template_gate():
+            return await asyncio.to_thread(run, cancel)
     except asyncio.CancelledError:
         cancel.cancel()
         raise
+
+
+async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
+    """First compiles and the vault's decrypt-compile-render run in a thread so they never stall
+    other requests; the caller's own templates go on from there to a worker process, which a
+    cancellation kills (a thread cannot be stopped), and a sealed one renders under its deadline
+    in the thread. Renders of templates promptd did not ship first wait for the template gate."""
+    from promptd.prompt import pipeline
+
+    gated = pipeline.runs_others_templates(params.context, _own_templates(ctx))
+    result: RenderResult = await offload(functools.partial(_render, params, ctx), gated=gated)
+    return result
 
 
 def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) -> RenderResult:
