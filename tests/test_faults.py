@@ -185,20 +185,22 @@ def custom(template: str) -> dict:
 def children(pid: int) -> set[int]:
     found: set[int] = set()
     for task in Path(f"/proc/{pid}/task").iterdir():
-        found.update(int(p) for p in (task / "children").read_text().split())
+        try:
+            found.update(int(p) for p in (task / "children").read_text().split())
+        except FileNotFoundError:
+            continue  # a thread that ended while listed
     return found
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""  # a worker that ended (was killed) while listed
 
 
 def workers_of(pid: int) -> set[int]:
-    found = set()
-    for child in children(pid):
-        try:
-            command = Path(f"/proc/{child}/cmdline").read_bytes()
-        except OSError:
-            continue  # a worker that ended (killed at its deadline) between the listing and the read
-        if b"promptd.prompt.worker" in command:
-            found.add(child)
-    return found
+    return {child for child in children(pid) if b"promptd.prompt.worker" in _cmdline(child)}
 
 
 @pytest.fixture
@@ -293,6 +295,137 @@ def test_the_render_deadline_has_a_minimum(spawn):
 def test_the_render_deadline_has_a_ceiling(spawn):
     server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "600000"})
     assert server.proc.wait(30) != 0
+
+
+# ---- a sealed template renders in-process, under the same deadline --------------------------------
+
+
+def cpu_s(pid: int) -> float:
+    """A process's CPU time so far (user + system), all its threads together."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def still_spinning(pid: int, seconds: float = 2.0) -> bool:
+    """True when the process used more than a tenth of `seconds` of CPU over `seconds` (a loop
+    left running uses about all of it; an idle promptd nearly none)."""
+    before = cpu_s(pid)
+    time.sleep(seconds)
+    return cpu_s(pid) - before > seconds / 10
+
+
+@pytest.fixture
+def sealed_spin(tmp_path, spawn):
+    """A promptd whose Primary is a sealed nested loop, sealed with the public shipped key."""
+    from promptd.prompt import vault
+
+    sealed = tmp_path / "spin.sealed"
+    sealed.write_bytes(vault.seal(SPIN.encode(), vault.DEFAULT_KEY, "primary"))
+
+    def make(timeout_ms: int) -> Served:
+        env = {"PROMPTD_VAULT__KEY_SOURCE": "shipped", "PROMPTD_VAULT__TEMPLATES": json.dumps({"primary": str(sealed)}), "PROMPTD_PROMPT__RENDER_TIMEOUT_MS": str(timeout_ms)}
+        return spawn(env=env)
+
+    return make
+
+
+@linux_only
+@pytest.mark.serial
+def test_a_sealed_template_looping_past_its_deadline_is_answered_render_timeout_and_stops(sealed_spin):
+    server = sealed_spin(300)
+    server.send({"jsonrpc": "2.0", "id": "spin", "method": "prompt/render", "params": {"context": {}}})
+    server.send({"jsonrpc": "2.0", "id": "meanwhile", "method": "citation/strip", "params": {"text": "a"}})
+    assert server.read(timeout=60)["id"] == "meanwhile"
+    error = server.read(timeout=60)["error"]
+    assert (error["code"], error["data"]["kind"], error["data"]["template"], error["data"]["limit_ms"]) == (-32022, "render_timeout", "primary", 300)
+    assert not still_spinning(server.proc.pid), "the sealed render kept running after its answer"
+    assert workers_of(server.proc.pid) == set()  # it never left promptd's process
+    assert server.call("prompt/render", {"context": {"audience": "subagent"}}, timeout=60)["template"] == "subagent"
+
+
+@linux_only
+@pytest.mark.serial
+def test_cancelling_a_looping_sealed_render_answers_it_cancelled_and_stops_it(sealed_spin):
+    server = sealed_spin(60000)
+    server.send({"jsonrpc": "2.0", "id": "spin", "method": "prompt/render", "params": {"context": {}}})
+    time.sleep(0.5)  # let the render start (the outcome holds either way)
+    server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "spin"}})
+    reply = server.read(timeout=60)
+    assert reply["id"] == "spin" and reply["error"]["code"] == -32800
+    assert not still_spinning(server.proc.pid), "the cancelled sealed render kept running"
+    assert server.call("citation/strip", {"text": "a"}, timeout=60) is not None
+
+
+def test_an_in_process_render_is_stopped_at_its_deadline_and_the_thread_lives_on():
+    from promptd.errors import RenderTimeout
+    from promptd.prompt import worker
+    from promptd.prompt.engine import Engine
+
+    engine = Engine()
+    with pytest.raises(RenderTimeout) as caught:
+        worker.bounded(lambda: engine.render(SPIN, {}, "primary", cache=False), "primary", deadline_s=0.1)
+    assert (caught.value.kind, caught.value.data) == ("render_timeout", {"template": "primary", "limit_ms": 100})
+    assert worker.bounded(lambda: engine.render("ok ${{ 1 }}", {}, "p"), "p", deadline_s=0.1) == "ok 1"
+    assert sum(range(3_000_000)) > 0  # no stop is left pending for this thread
+
+
+def test_an_in_process_render_that_ends_as_its_deadline_passes_never_leaves_a_stop_behind():
+    # Renders about as long as the deadline, so that the stop is raised around the moment each
+    # one returns: whatever the moment, it is the render's answer, never an exception later.
+    from promptd.errors import RenderTimeout
+    from promptd.prompt import worker
+
+    def spin(n: int) -> int:
+        total = 0
+        for i in range(n):
+            total += i
+        return total
+
+    outcomes = set()
+    for n in range(60):
+        try:
+            outcomes.add(worker.bounded(lambda: spin(200_000 + n * 20_000), "x", deadline_s=0.02) > 0)
+        except RenderTimeout:
+            outcomes.add("timeout")
+        spin(10_000)
+    time.sleep(worker.RESTOP_S * (worker.MAX_STOPS + 1))
+    assert spin(2_000_000) > 0 and outcomes <= {True, "timeout"}
+
+
+def test_a_cancelled_in_process_render_raises_cancelled():
+    import threading
+
+    from promptd.prompt import worker
+    from promptd.prompt.engine import Engine
+
+    cancel = worker.Cancel()
+    timer = threading.Timer(0.2, cancel.cancel)
+    timer.start()
+    with pytest.raises(worker.Cancelled):
+        worker.bounded(lambda: Engine().render(SPIN, {}, "primary", cache=False), "primary", deadline_s=60, cancel=cancel)
+    timer.join()
+
+
+# ---- renders waiting for a worker hold no shared thread ---------------------------------------------
+
+
+@linux_only
+def test_renders_queued_beyond_the_worker_cap_leave_the_threads_to_a_file_provider(tmp_path, spawn):
+    (tmp_path / "notes.md").write_text("from a file\n")
+    server = spawn(env={"PROMPTD_PROMPT__RENDER_TIMEOUT_MS": "60000"})
+    server.call("initialize", {"config": {"reminders": {"session_metadata": False}}}, timeout=60)
+    server.call("providers/register", {"name": "notes", "kind": "file", "key": "file.notes", "scope": "global", "path": "notes.md"}, timeout=60)
+    server.call("session/update", {"session": "s", "cwd": str(tmp_path)}, timeout=60)
+    # More looping renders than asyncio's default executor has threads (min(32, cores + 4)).
+    spins = [f"spin{n}" for n in range((os.cpu_count() or 1) + 6)]
+    for ident in spins:
+        server.send({"jsonrpc": "2.0", "id": ident, "method": "prompt/render", "params": custom(SPIN)})
+    time.sleep(0.5)  # let them take what they take
+    assembled = server.request("reminder/assemble", {"session": "s", "user_message": "x"}, timeout=60)
+    for ident in spins:
+        server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": ident}})
+    assert assembled["result"]["skipped"] == [] and "from a file" in assembled["result"]["body"]
+    assert {server.read(timeout=60)["error"]["code"] for _ in spins} == {-32800}
 
 
 # ---- no render outgrows its memory or the worker cap ----------------------------------------------

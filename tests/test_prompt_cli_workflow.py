@@ -151,6 +151,57 @@ def test_snapshots_are_missing_then_written_then_the_same_then_changed(project):
     assert "changed" in out.splitlines()[0] and out.splitlines()[-1].startswith("1 of 2 snapshots differ")
 
 
+SNAPSHOT_ARGS = ["render", "--override", "custom:custom.jinja", "--context", "headless.yaml", "--snapshot", "snaps"]
+
+
+def test_a_snapshot_that_is_a_symlink_is_neither_shown_nor_overwritten(project):
+    (project / "victim").mkdir()
+    precious = project / "victim" / "precious.txt"
+    precious.write_text("SECRET-VICTIM-CONTENT\n")
+    (project / "snaps").mkdir()
+    (project / "snaps" / "headless.txt").symlink_to("../victim/precious.txt")
+    for extra in ([], ["--update"]):
+        done = cli(*SNAPSHOT_ARGS, *extra, cwd=project)
+        assert done.returncode == 2, done.stderr
+        assert b"SECRET-VICTIM-CONTENT" not in done.stdout + done.stderr
+        assert b"snaps/headless.txt: symlink" in done.stderr
+    assert precious.read_text() == "SECRET-VICTIM-CONTENT\n" and (project / "snaps" / "headless.txt").is_symlink()
+
+
+def test_a_dangling_snapshot_link_is_refused_and_its_target_never_created(project):
+    (project / "snaps").mkdir()
+    (project / "snaps" / "headless.txt").symlink_to("../planted.txt")
+    assert cli(*SNAPSHOT_ARGS, "--update", cwd=project).returncode == 2
+    assert not (project / "planted.txt").exists()
+
+
+def test_a_fifo_in_place_of_a_snapshot_is_refused_without_blocking(project):
+    (project / "snaps").mkdir()
+    os.mkfifo(project / "snaps" / "headless.txt")
+    for extra in ([], ["--update"]):
+        done = cli(*SNAPSHOT_ARGS, *extra, cwd=project)
+        assert done.returncode == 2 and b"not_regular" in done.stderr
+
+
+def test_update_replaces_the_snapshot_entry_and_never_writes_into_a_hard_linked_file(project):
+    (project / "snaps").mkdir()
+    outside = project / "outside.txt"
+    outside.write_text("kept as it was\n")
+    os.link(outside, project / "snaps" / "headless.txt")
+    (project / "snaps" / "headless.txt").chmod(0o664)  # group-writable, as a umask 002 checkout leaves it
+    done = cli(*SNAPSHOT_ARGS, "--update", cwd=project)
+    assert done.returncode == 0 and done.stdout.decode().startswith("updated")
+    snapshot = project / "snaps" / "headless.txt"
+    assert snapshot.read_text() == "You are Grok.\nNobody is watching." and outside.read_text() == "kept as it was\n"
+    assert (snapshot.stat().st_mode & 0o777) == 0o664 and sorted(p.name for p in (project / "snaps").iterdir()) == ["headless.txt"]
+    assert cli(*SNAPSHOT_ARGS, cwd=project).returncode == 0  # a group-writable snapshot is still read
+
+
+def test_a_snapshot_folder_that_is_a_file_is_a_usage_error(project):
+    (project / "snaps").write_text("not a folder")
+    assert cli(*SNAPSHOT_ARGS, cwd=project).returncode == 2
+
+
 def test_snapshot_needs_contexts_and_update_needs_snapshot(project):
     assert cli("render", "--snapshot", "snaps", cwd=project).returncode == 2
     assert cli("render", "--update", cwd=project).returncode == 2

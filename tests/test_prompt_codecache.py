@@ -3,6 +3,7 @@ a corrupt or foreign file is ignored, and sealed templates never write one."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -129,3 +130,78 @@ def test_code_is_loaded_only_from_a_folder_and_file_of_our_own(cache_home, tmp_p
     path.unlink()
     path.symlink_to(elsewhere)
     assert codecache.load(source, "primary", True) is None
+
+
+def _planted(cache_home, source, name="primary", strict=True):
+    cache_home.mkdir(parents=True, exist_ok=True)
+    cache_home.chmod(0o700)
+    return cache_home / f"{codecache.key(source, name, strict)}.code"
+
+
+def _skips(source, name="primary", strict=True):
+    seen: list[tuple[str, str]] = []
+    token = codecache.skipped.set(lambda reason, template: seen.append((reason, template)))
+    try:
+        return codecache.load(source, name, strict), seen
+    finally:
+        codecache.skipped.reset(token)
+
+
+def test_a_fifo_planted_in_the_cache_is_a_miss_that_never_blocks(cache_home):
+    # Run in a thread so that a regression fails the test instead of hanging it.
+    import threading
+
+    source = shipped_source("primary")
+    found: list[object] = []
+    thread = threading.Thread(target=lambda: found.append(_skips(source)), daemon=True)
+    os.mkfifo(_planted(cache_home, source))
+    thread.start()
+    thread.join(60)
+    assert found == [(None, [("not_regular", "primary")])]
+
+
+def test_a_symlink_planted_in_the_cache_is_a_miss_even_to_a_file_of_our_own(cache_home, tmp_path, monkeypatch):
+    source = shipped_source("primary")
+    Engine().render(source, VALUES, "primary", strict=True, persist=True)
+    [path] = _files(cache_home)
+    good = tmp_path / "good.code"
+    good.write_bytes(path.read_bytes())
+    good.chmod(0o600)
+    path.unlink()
+    path.symlink_to(good)
+    assert _skips(source) == (None, [("symlink", "primary")])
+    path.unlink()
+    path.write_bytes(good.read_bytes())
+    path.chmod(0o600)
+    (tmp_path / "via").mkdir()
+    (tmp_path / "via" / "promptd").symlink_to(cache_home)  # the folder itself a link
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "via"))
+    assert _skips(source) == (None, [("folder", "primary")])
+
+
+def test_a_cache_file_over_the_code_cap_is_not_read(cache_home, monkeypatch):
+    source = shipped_source("primary")
+    Engine().render(source, VALUES, "primary", strict=True, persist=True)
+    monkeypatch.setattr(codecache, "MAX_CODE_BYTES", 1024)
+    assert _skips(source) == (None, [("too_large", "primary")])
+    monkeypatch.setattr(codecache, "MAX_CODE_BYTES", 4 << 20)
+    code, seen = _skips(source)
+    assert code is not None and seen == []
+
+
+def test_a_missing_cache_file_is_an_ordinary_miss_and_says_nothing(cache_home):
+    assert _skips(shipped_source("subagent"), "subagent") == (None, [])
+
+
+def test_a_served_render_with_a_fifo_in_the_cache_answers_and_logs_the_reason(tmp_path, spawn):
+    home = tmp_path / "cache"
+    source = shipped_source("primary")
+    (home / "promptd").mkdir(parents=True, mode=0o700)
+    os.mkfifo(home / "promptd" / f"{codecache.key(source, 'primary', True)}.code")
+    server = spawn(env={"XDG_CACHE_HOME": str(home)})
+    result = server.call("prompt/render", {"context": {"working_directory": "/w"}}, timeout=60)
+    assert result["template"] == "primary"
+    assert server.call("citation/strip", {"text": "a"}, timeout=60) is not None
+    server.close()
+    logged = [json.loads(line) for line in server.stderr_text().splitlines() if '"code_cache_skipped"' in line]
+    assert [(entry["reason"], entry["template"]) for entry in logged] == [("not_regular", "primary")]

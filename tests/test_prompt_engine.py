@@ -337,3 +337,10 @@ def test_the_cache_is_bounded(engine):
     for i in range(CACHE_ENTRIES + 10):
         render(engine, f"${{{{ os_name }}}} {i}")
     assert len(engine.cached_sources()) == CACHE_ENTRIES
+
+
+def test_suggestions_are_offered_for_string_names_only():
+    from promptd.prompt.names import suggest
+
+    assert suggest(5, ["5", "a"]) == [] and suggest(None, ["a"]) == []
+    assert suggest("reed", ["read", 5, None]) == ["read"]

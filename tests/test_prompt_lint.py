@@ -220,6 +220,42 @@ def test_a_sealed_envelope_is_refused_with_a_clear_reason():
     assert lint('{"format": "something else"}') == []
 
 
+def test_a_deeply_nested_envelope_is_refused_as_sealed_without_being_parsed():
+    from conftest import call_in_process
+    from promptd.methods.boundary import RpcFailure
+
+    source = '{"format": "promptd-vault/1", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(RpcFailure) as caught:
+        call_in_process("prompt/lint", {"template": source})
+    assert (caught.value.data["kind"], caught.value.data["reason"]) == ("template_syntax", "sealed")
+
+
+def test_an_envelope_with_millions_of_members_is_refused_in_little_memory():
+    import tracemalloc
+
+    from promptd.errors import TemplateSyntax
+
+    source = '{"format": "promptd-vault/1", "x": [' + "{}," * 5_000_000 + "{}]}"
+    tracemalloc.start()
+    try:
+        with pytest.raises(TemplateSyntax) as caught:
+            lint(source)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert caught.value.data["reason"] == "sealed"
+    assert peak < 2 * len(source) + (4 << 20)  # the normalized copy at most, no parsed document
+
+
+def test_an_envelope_is_recognised_by_its_format_member_in_the_head_only():
+    from promptd.prompt.vault import ENVELOPE_HEAD_CHARS, has_envelope_head
+
+    assert has_envelope_head('{"id": "primary", "version": 2, "format": "promptd-vault/1", "nonce": ""}')
+    assert not has_envelope_head('{"note": "promptd-vault/1"}')
+    assert not has_envelope_head("Sealed files say {\"format\": \"promptd-vault/1\"}")
+    assert not has_envelope_head("{" + " " * ENVELOPE_HEAD_CHARS + '"format": "promptd-vault/1"}')
+
+
 def test_lint_results_are_cached_by_content_and_options():
     import promptd.prompt.lint as module
 

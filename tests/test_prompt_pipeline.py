@@ -419,3 +419,23 @@ def test_include_browser_verification_may_come_from_the_context_and_a_flag_still
     assert render({"system_prompt": probe}).text == "false"
     assert render({"system_prompt": probe, "include_browser_verification": True}).text == "true"
     assert render({"system_prompt": probe, "include_browser_verification": True}, flags={"include_browser_verification": False}).text == "false"
+
+
+@pytest.mark.parametrize(
+    "context, sealed_slots, expected",
+    [
+        ({}, (), False),
+        ({"audience": "subagent"}, (), False),
+        ({}, ("primary",), True),
+        ({"system_prompt": "codex"}, (), True),
+        ({"system_prompt": {"custom": "x"}}, (), True),
+        ({"system_prompt": {"sealed": "team"}}, (), True),
+        ({"prompt_body": "b"}, (), True),
+        ({"prompt_mode": "full"}, (), False),
+    ],
+)
+def test_renders_of_templates_promptd_did_not_ship_are_told_apart(context, sealed_slots, expected):
+    from promptd.prompt.context import PromptContext
+    from promptd.prompt.pipeline import runs_others_templates
+
+    assert runs_others_templates(PromptContext.model_validate(context), sealed_slots) is expected

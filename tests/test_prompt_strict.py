@@ -56,6 +56,13 @@ def test_a_missing_tool_is_still_false_in_a_condition_but_cannot_be_printed():
     assert data["suggestions"] == ["read"]
 
 
+@pytest.mark.parametrize("template, variable", [("${{ (1, 2)[5] }}", "[5]"), ("${{ [1, 2][5] }}", "[5]"), ("${{ params[0] }}", "params[0]"), ("${{ (1, 2)[5].name }}", "[5]")])
+def test_a_missing_index_is_an_undefined_error_with_no_suggestions(template, variable):
+    code, data = failure(custom(template))
+    assert (code, data["kind"], data["error"]) == (-32021, "template_render", "undefined")
+    assert (data["variable"], data["suggestions"]) == (variable, [])
+
+
 def test_is_defined_and_default_still_work_on_undefined_names():
     template = "${% if host_flag is defined and host_flag %}on${% endif %}${{ label | default('x') }}"
     assert text(custom(template)) == "x"

@@ -33,13 +33,17 @@ SIMILARITY = 0.75
 MAX_SUGGESTIONS = 3
 
 
-def suggest(name: str, candidates: Iterable[str]) -> list[str]:
+def suggest(name: object, candidates: Iterable[object]) -> list[str]:
     """The likeliest intended names for a misspelled `name`, best first (at most three): context
     fields, template variables, settings, commands. Here, at the base, so that the configuration
-    and the command line can use it as the template engine and the lint do."""
+    and the command line can use it as the template engine and the lint do. Only names are
+    compared: a number (`items[5]`) or any other key that is not a string has no suggestions, and
+    candidates that are not strings are never offered."""
+    if not isinstance(name, str):
+        return []
     import difflib  # only when a name is misspelled, not at every start
 
-    pool = sorted({c for c in candidates if c != name})
+    pool = sorted({c for c in candidates if isinstance(c, str) and c != name})
     return difflib.get_close_matches(name, pool, n=MAX_SUGGESTIONS, cutoff=SIMILARITY)
 
 

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import errno
+import os
+import secrets
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,7 +21,8 @@ import orjson
 
 from promptd.cli import exits
 from promptd.cli.exits import Exit, Failed
-from promptd.files import Refused, read_named
+from promptd import files
+from promptd.files import Refusal, Refused
 
 SNAPSHOT_SUFFIX = ".txt"
 # Values longer than this are cut in the text listing of `promptd vars` (--json has them whole).
@@ -33,7 +38,12 @@ def size(result: Mapping[str, Any]) -> str:
 def snapshots(folder: Path, renders: Sequence[Render], *, update: bool) -> int:
     """Compares each render with `folder/<context name>.txt` (or writes it with `update`). One
     status line per render on stdout, a unified diff for each change; differences and missing
-    snapshots are findings (exit 1); a snapshot that cannot be read or written raises Failed."""
+    snapshots are findings (exit 1); a snapshot that cannot be read or written raises Failed.
+
+    A snapshot's name comes from a context file's name, and the folder is often a checkout: a
+    snapshot that is a symlink (`ctx.txt -> ../victim/precious.txt`), a FIFO or a device is
+    refused, never followed, read or written through (`read_snapshot`, `write_snapshot`). The
+    folder itself is the one the person named, its own links theirs."""
     names = [Path(context).stem for context, _ in renders if context]
     if len(set(names)) != len(names):
         raise Failed("two --context files have the same name; their snapshots would collide")
@@ -43,36 +53,134 @@ def snapshots(folder: Path, renders: Sequence[Render], *, update: bool) -> int:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise Failed(f"cannot create {folder}: {exits.os_reason(exc)}") from None
-    for context, result in renders:
-        path = folder / (Path(context or "default").stem + SNAPSHOT_SUFFIX)
-        text = result["text"]
-        try:
-            old = read_named(path).decode("utf-8") if path.exists() else None
-        except Refused as exc:
-            raise Failed(exits.cannot_read(str(path), exc.detail, exc.reason)) from None
-        except UnicodeDecodeError:
-            raise Failed(f"cannot read {path}: not UTF-8 text") from None
-        if update:
-            status = "same" if old == text else ("written" if old is None else "updated")
-            if old != text:
-                try:
-                    path.write_bytes(text.encode("utf-8"))
-                except OSError as exc:
-                    raise Failed(f"cannot write {path}: {exits.os_reason(exc)}") from None
-        elif old is None:
-            status = "missing"
-            findings += 1
-        elif old == text:
-            status = "same"
-        else:
-            status = "changed"
-            findings += 1
-        sys.stdout.write(f"{status:8} {path}  ({size(result)})\n")
-        if status == "changed" and old is not None:
-            sys.stdout.writelines(_unified(old, text, f"{path} (snapshot)", f"{context} (render)"))
+    try:
+        folder_fd: int | None = os.open(folder, files.ROOT_FLAGS)
+    except FileNotFoundError:
+        folder_fd = None  # no folder yet: every snapshot is missing
+    except OSError as exc:
+        raise Failed(f"cannot open {folder}: {exits.os_reason(exc)}") from None
+    try:
+        for context, result in renders:
+            filename = Path(context or "default").stem + SNAPSHOT_SUFFIX
+            path = folder / filename
+            text = result["text"]
+            try:
+                old = read_snapshot(folder_fd, filename)
+            except (Refused, UnicodeDecodeError) as exc:
+                raise Failed(f"cannot read snapshot {path}: {_refusal(exc)}") from None
+            if update:
+                assert folder_fd is not None  # made above
+                status = "same" if old == text else ("written" if old is None else "updated")
+                if old != text:
+                    try:
+                        write_snapshot(folder_fd, filename, text.encode("utf-8"))
+                    except Refused as exc:
+                        raise Failed(f"cannot write snapshot {path}: {_refusal(exc)}") from None
+                    except OSError as exc:
+                        raise Failed(f"cannot write snapshot {path}: {exits.os_reason(exc)}") from None
+            elif old is None:
+                status = "missing"
+                findings += 1
+            elif old == text:
+                status = "same"
+            else:
+                status = "changed"
+                findings += 1
+            sys.stdout.write(f"{status:8} {path}  ({size(result)})\n")
+            if status == "changed" and old is not None:
+                sys.stdout.writelines(_unified(old, text, f"{path} (snapshot)", f"{context} (render)"))
+    finally:
+        if folder_fd is not None:
+            os.close(folder_fd)
     if findings and not update:
         sys.stdout.write(f"{findings} of {len(renders)} snapshots differ or are missing; `--update` writes them\n")
     return Exit.FINDINGS if findings else Exit.OK
+
+
+def read_snapshot(folder_fd: int | None, filename: str) -> str | None:
+    """The snapshot `filename` in the folder open as `folder_fd`, None when there is none. Read
+    without following a link: lstat, open O_NOFOLLOW | O_NONBLOCK relative to the folder, fstat
+    (the same inode, a regular file, not on a kernel filesystem), at most 16 MiB. No owner or
+    permission rule: a colleague's snapshot, or one a checkout left group-writable, is read as
+    any named file is. Raises Refused (a symlink, FIFO, device, folder; too large) or
+    UnicodeDecodeError."""
+    if folder_fd is None:
+        return None
+    try:
+        before = os.lstat(filename, dir_fd=folder_fd)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:
+        raise Refused(Refusal.UNREADABLE) from None
+    _check_entry(before)
+    try:
+        fd = os.open(filename, files.FILE_FLAGS, dir_fd=folder_fd)
+    except FileNotFoundError:
+        return None  # removed since the lstat
+    except OSError as exc:
+        raise Refused(Refusal.SYMLINK if exc.errno in (errno.ELOOP, errno.EMLINK) else Refusal.UNREADABLE) from None
+    try:
+        after = os.fstat(fd)
+        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(after.st_mode):
+            raise Refused(Refusal.REPLACED)
+        if files.on_kernel_filesystem(fd, after):
+            raise Refused(Refusal.SPECIAL_FILESYSTEM)
+        return files.read_fd(files.Opened(fd, after), files.MAX_NAMED_BYTES).decode("utf-8")
+    finally:
+        os.close(fd)
+
+
+def write_snapshot(folder_fd: int, filename: str, data: bytes) -> None:
+    """Writes `data` as the snapshot `filename` without following a link: to a new file in the
+    folder (O_CREAT | O_EXCL | O_NOFOLLOW), renamed over the old entry, which must be a regular
+    file or absent. A rename replaces the entry itself, so even a link swapped in after the check
+    is replaced, never written through. The old snapshot's permission bits are kept. Raises
+    Refused or OSError."""
+    try:
+        old: os.stat_result | None = os.lstat(filename, dir_fd=folder_fd)
+    except FileNotFoundError:
+        old = None
+    if old is not None:
+        _check_entry(old)
+    temporary = f".{filename}.{secrets.token_hex(6)}.tmp"
+    # A new snapshot is 0666 less the umask, as any file the command writes; a replaced one keeps
+    # its bits (set below, once the file is ours alone to change).
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666 if old is None else 0o600, dir_fd=folder_fd)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if old is not None:
+                os.fchmod(fd, stat.S_IMODE(old.st_mode))
+        finally:
+            os.close(fd)
+        os.rename(temporary, filename, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+    except BaseException:
+        try:
+            os.unlink(temporary, dir_fd=folder_fd)
+        except OSError:
+            pass
+        raise
+
+
+def _refusal(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, Refused) and exc.reason in (Refusal.SYMLINK, Refusal.NOT_REGULAR, Refusal.DIRECTORY, Refusal.REPLACED):
+        return f"{exc}; a snapshot must be a regular file, and is never read or written through a link: remove it, then `--update` writes it"
+    return str(exc)
+
+
+def _check_entry(st: os.stat_result) -> None:
+    """A snapshot's entry is a regular file: never a link (followed, it would show or overwrite
+    whatever it points at), a folder, a FIFO or a device."""
+    if stat.S_ISLNK(st.st_mode):
+        raise Refused(Refusal.SYMLINK)
+    if stat.S_ISDIR(st.st_mode):
+        raise Refused(Refusal.DIRECTORY)
+    if not stat.S_ISREG(st.st_mode):
+        raise Refused(Refusal.NOT_REGULAR)
 
 
 def diff(left: Render, right: Render) -> int:

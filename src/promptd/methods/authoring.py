@@ -5,9 +5,6 @@ Glue layer, an area of its own so that a host that only renders never imports th
 
 from __future__ import annotations
 
-import asyncio
-import functools
-
 from promptd.api.authoring import LintKind, LintParams, LintResult, LintSeverity, LintViolation, TemplateVariable, VarsParams, VarsResult
 from promptd.methods.base import Context, Method
 
@@ -16,26 +13,26 @@ async def lint(params: LintParams, ctx: Context) -> LintResult:
     """The lint of a caller's template, found in a render worker under the render's deadline and
     memory budget (docs/templates.md, "Lint"): its compile is a render's compile, and a template
     that takes seconds to check must not hold promptd's own process uncancellably. Runs in a
-    thread that waits for the worker; a cancelled request kills the worker."""
+    thread that waits for the worker, once the template gate (methods/prompt.py) lets it; a
+    cancelled request kills the worker."""
     from promptd.errors import RenderTimeout
+    from promptd.methods.prompt import offload
     from promptd.prompt import lint as guard
     from promptd.prompt import worker
 
     settings = ctx.runtime.config.prompt
     exempt = params.exempt_kinds if params.exempt_kinds is not None else settings.exempt_kinds
-    cancel = worker.Cancel()
 
-    def in_worker(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str]) -> list[guard.Violation]:
-        return worker.pool().lint(
-            source, exempt, strict, flags, tool_kinds, deadline_s=settings.render_timeout_ms / 1000, memory_mb=settings.render_memory_mb, cancel=cancel
-        )
+    def run(cancel: worker.Cancel) -> list[guard.Violation]:
+        def in_worker(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str]) -> list[guard.Violation]:
+            return worker.pool().lint(
+                source, exempt, strict, flags, tool_kinds, deadline_s=settings.render_timeout_ms / 1000, memory_mb=settings.render_memory_mb, cancel=cancel
+            )
 
-    run = functools.partial(guard.lint, params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds, finder=in_worker)
+        return guard.lint(params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds, finder=in_worker)
+
     try:
-        found = await asyncio.to_thread(run)
-    except asyncio.CancelledError:
-        cancel.cancel()
-        raise
+        found: list[guard.Violation] = await offload(run, gated=True)
     except RenderTimeout as exc:
         ctx.runtime.log.info("render_timeout", template=exc.data.get("template"), limit_ms=exc.data.get("limit_ms"))
         raise

@@ -11,7 +11,8 @@ import asyncio
 import functools
 import os
 import time
-from collections.abc import Awaitable, Mapping
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from promptd.api.prompt import PersistParams, PersistResult, PrefixChange, RenderParams, RenderResult
@@ -57,23 +58,56 @@ def _strict(params: RenderParams, ctx: Context) -> bool:
     return params.strict_undefined if params.strict_undefined is not None else ctx.runtime.config.prompt.strict_undefined
 
 
-async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
-    """First compiles and the vault's decrypt-compile-render run in a thread so they never stall
-    other requests; the caller's own templates go on from there to a worker process, which a
-    cancellation kills (a thread cannot be stopped)."""
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+def template_gate() -> asyncio.Semaphore:
+    """Taken, on the event loop, by every prompt/render and prompt/lint that runs a template
+    promptd did not ship (a caller's, in a worker; a sealed one, in-process) before it takes a
+    thread: at most MAX_RUNNING of them hold a thread at once, each running (a worker, or its
+    in-process deadline), never waiting. The others wait here, holding no thread of the default
+    executor, which the other offloaded requests (file providers, project memory) share. One per
+    event loop (an asyncio.Semaphore belongs to the loop it is first used on)."""
+    loop = asyncio.get_running_loop()
+    gate = _gates.get(loop)
+    if gate is None:
+        from promptd.prompt.worker import MAX_RUNNING
+
+        gate = _gates[loop] = asyncio.Semaphore(MAX_RUNNING)
+    return gate
+
+
+async def offload(run: Callable[[Cancel], Any], *, gated: bool) -> Any:
+    """`run(cancel)` in a thread of the default executor (after the template gate when `gated`);
+    a cancelled request cancels `cancel`, which kills its worker or stops its in-process render."""
     from promptd.prompt import worker
 
     cancel = worker.Cancel()
     try:
-        return await asyncio.to_thread(_render, params, ctx, cancel)
+        if not gated:
+            return await asyncio.to_thread(run, cancel)
+        async with template_gate():
+            return await asyncio.to_thread(run, cancel)
     except asyncio.CancelledError:
         cancel.cancel()
         raise
 
 
+async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
+    """First compiles and the vault's decrypt-compile-render run in a thread so they never stall
+    other requests; the caller's own templates go on from there to a worker process, which a
+    cancellation kills (a thread cannot be stopped), and a sealed one renders under its deadline
+    in the thread. Renders of templates promptd did not ship first wait for the template gate."""
+    from promptd.prompt import pipeline
+
+    gated = pipeline.runs_others_templates(params.context, _own_templates(ctx))
+    result: RenderResult = await offload(functools.partial(_render, params, ctx), gated=gated)
+    return result
+
+
 def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) -> RenderResult:
     from promptd.errors import RenderTimeout
-    from promptd.prompt import pipeline
+    from promptd.prompt import codecache, pipeline
 
     runtime = ctx.runtime
     tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
@@ -87,6 +121,19 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
 
         return worker.pool().render(source, variables, name, strict, deadline_s=deadline_s, memory_mb=memory_mb, cancel=cancel)
 
+    def bounded(name: str, run: Callable[[], str]) -> str:
+        # A sealed template renders in this thread (its plaintext never leaves the process),
+        # stopped at the same deadline as a worker's render, or when the request is cancelled.
+        from promptd.prompt import worker
+
+        return worker.bounded(run, name, deadline_s=deadline_s, cancel=cancel)
+
+    def cache_skipped(reason: str, template: str) -> None:
+        # A compiled-template file that was there and not used (a link, a FIFO, another user's,
+        # corrupt): the reason and the template's name only.
+        runtime.log.warning("code_cache_skipped", reason=reason, template=template)
+
+    skipped = codecache.skipped.set(cache_skipped)
     try:
         rendered = pipeline.render(
             params.context,
@@ -100,11 +147,14 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) ->
             strict=_strict(params, ctx),
             # The caller's own templates render in a worker process under a CPU deadline.
             render_callers=render_callers,
+            bounded=bounded,
             volatile=runtime.config.prompt.volatile_variables,
         )
     except RenderTimeout as exc:
         runtime.log.info("render_timeout", template=exc.data.get("template"), limit_ms=exc.data.get("limit_ms"))
         raise
+    finally:
+        codecache.skipped.reset(skipped)
     if runtime.log.enabled("debug"):
         runtime.log.debug(
             "prompt_rendered",

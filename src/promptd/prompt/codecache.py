@@ -11,9 +11,13 @@ covers everything the code depends on: the jinja2 and Python versions, the engin
 code generator and settings), strict or lenient, the template's name and the sha256 of its text.
 Each file holds its key and a checksum of the code. Written atomically (a 0600 temporary file
 renamed into a 0700 folder); read only when the folder and the file belong to this user, are not
-group- or world-writable and are not links, since their code runs. A file that cannot be read, is
-truncated, corrupt or for another key is ignored (and replaced). Any failure to read or write
-only means compiling as before.
+group- or world-writable and are not links, since their code runs. The folder is opened without
+following a link and the file relative to it under the safe-read rule (promptd.files: O_NOFOLLOW |
+O_NONBLOCK | O_CLOEXEC, a regular file by lstat and fstat, never a FIFO or a device), and at most
+MAX_CODE_BYTES are read, so nothing planted there can hang or exhaust a render. A file that cannot
+be read, is refused, truncated, corrupt or for another key is ignored (and replaced), and said in
+the log by its reason (`skipped`, below); a missing file is the ordinary miss. Any failure to read
+or write only means compiling as before.
 """
 
 from __future__ import annotations
@@ -25,9 +29,13 @@ import stat
 import sys
 import tempfile
 import types
+from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 
 import jinja2
+
+from promptd import files
 
 # Bumped when the file layout changes.
 FORMAT = b"promptd-code-1\n"  # then the key, a newline, the sha256 of the payload and the marshalled code
@@ -35,6 +43,23 @@ FORMAT = b"promptd-code-1\n"  # then the key, a newline, the sha256 of the paylo
 # filter names when it compiles), shape the code: a change to either is a new key.
 ENGINE_SOURCES = tuple(Path(__file__).resolve().parent / name for name in ("engine.py", "filters.py"))
 _engine_digest: str | None = None
+# The compiled code of a shipped template is tens of kilobytes (Primary's about 16 KB): a file
+# larger than this is not promptd's, and is not read past it.
+MAX_CODE_BYTES = 4 << 20
+
+# Told of each cache file that was there but not used: (reason, template name). Set by whoever
+# logs (the prompt/render handler, with the runtime's log) around a render; reasons are short
+# machine words (files.Refusal values, "folder", "corrupt"), never a file's contents.
+Skipped = Callable[[str, str], None]
+skipped: ContextVar[Skipped | None] = ContextVar("promptd_codecache_skipped", default=None)
+
+
+class _Miss(Exception):
+    """A cache file that is there but not used, with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def directory() -> Path | None:
@@ -63,21 +88,39 @@ def _private(st: os.stat_result) -> bool:
 
 
 def _read_private(folder: Path, filename: str) -> bytes | None:
-    """The file's bytes when the folder and the file are ours alone and neither is a link."""
-    folder_st = os.lstat(folder)
-    if not stat.S_ISDIR(folder_st.st_mode) or not _private(folder_st):
+    """The file's bytes when the folder and the file are ours alone and neither is a link; None
+    when there is no such file; raises _Miss for one that is there and refused."""
+    try:
+        folder_fd = os.open(folder, files.DIR_FLAGS)
+    except FileNotFoundError:
         return None
-    fd = os.open(folder / filename, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        file_st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(file_st.st_mode) or not _private(file_st):
-            return None
-        return handle.read()
+    except OSError:
+        raise _Miss("folder") from None  # a link (O_NOFOLLOW), not a folder, or not ours to read
+    try:
+        if not _private(os.fstat(folder_fd)):
+            raise _Miss("folder")
+        try:
+            opened = files.open_member(folder_fd, filename)
+        except files.Refused as exc:
+            if exc.reason is files.Refusal.MISSING:
+                return None
+            raise _Miss(exc.reason.value) from None
+    finally:
+        os.close(folder_fd)
+    try:
+        if not _private(opened.stat):
+            raise _Miss(files.Refusal.OWNER.value)  # root's file (the safe-read rule's allowance) is not ours
+        try:
+            return files.read_fd(opened, MAX_CODE_BYTES)
+        except files.Refused as exc:
+            raise _Miss(exc.reason.value) from None
+    finally:
+        os.close(opened.fd)
 
 
 def load(source: str, name: str, strict: bool) -> types.CodeType | None:
     """The cached code object, or None (no cache, not ours alone, unreadable, corrupt, another
-    key)."""
+    key). A file that is there and not used is reported to `skipped`."""
     folder = directory()
     if folder is None:
         return None
@@ -88,15 +131,30 @@ def load(source: str, name: str, strict: bool) -> types.CodeType | None:
             return None
         header = FORMAT + digest.encode("ascii") + b"\n"
         if not data.startswith(header):
-            return None
+            raise _Miss("corrupt")
         checksum, payload = data[len(header) : len(header) + 32], data[len(header) + 32 :]
         # A damaged payload can still unmarshal into a code object: it must match its checksum.
         if hashlib.sha256(payload).digest() != checksum:
-            return None
-        code = marshal.loads(payload)
-    except (OSError, ValueError, EOFError, TypeError):
+            raise _Miss("corrupt")
+        try:
+            code = marshal.loads(payload)
+        except (ValueError, EOFError, TypeError):
+            raise _Miss("corrupt") from None
+        if not isinstance(code, types.CodeType) or code.co_filename != name:
+            raise _Miss("corrupt")
+    except _Miss as miss:
+        _report(miss.reason, name)
         return None
-    return code if isinstance(code, types.CodeType) and code.co_filename == name else None
+    except OSError:
+        _report(files.Refusal.UNREADABLE.value, name)
+        return None
+    return code
+
+
+def _report(reason: str, name: str) -> None:
+    report = skipped.get()
+    if report is not None:
+        report(reason, name)
 
 
 def store(source: str, name: str, strict: bool, code: types.CodeType) -> None:

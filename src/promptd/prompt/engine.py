@@ -92,7 +92,9 @@ class UndefinedValue(UndefinedError):
     """An undefined value was used where a value is needed. Carries the name and the mapping it
     was looked up in (None for a top-level name), so the error can say what was meant."""
 
-    def __init__(self, message: str | None, name: str | None, owner: Any) -> None:
+    def __init__(self, message: str | None, name: Any, owner: Any) -> None:
+        # `name` is the key that was looked up: a string for `a.b` and `a["b"]`, but any value
+        # for an index (`items[5]` carries the int 5).
         super().__init__(message)
         self.name = name
         self.owner = owner
@@ -548,7 +550,10 @@ def _undefined_error(exc: UndefinedValue, name: str, line: int | None, source: s
     this render really has, or the keys of the mapping it was looked up in)."""
     from promptd.prompt import positions
 
-    variable = exc.name or "?"
+    key = exc.name
+    # A name reads as `name`; an index or any other key that is not a string as `[5]`.
+    named = isinstance(key, str) and bool(key)
+    variable = key if named else ("?" if key is None and exc.owner is None else f"[{key!r}]")
     if exc.owner is None:
         candidates = [str(k) for k in variables]
         cause = f"`{variable}` is undefined: no variable of that name"
@@ -559,12 +564,14 @@ def _undefined_error(exc: UndefinedValue, name: str, line: int | None, source: s
         candidates = [str(k) for k in exc.owner] if isinstance(exc.owner, Mapping) else []
         owner = _path_of(exc.owner, variables) if isinstance(exc.owner, Mapping) else None
         if owner is not None:
-            variable = f"{owner}.{variable}"
+            variable = f"{owner}.{variable}" if named else f"{owner}{variable}"
             cause = f"`{variable}` is undefined (`{owner}` has {', '.join(sorted(candidates)[:20]) or 'no keys'}); test it first: `${{% if {variable} %}}`"
-        else:
+        elif named:
             cause = f"`{variable}` is undefined: a {type(exc.owner).__name__} value has no such key or attribute"
-        column = positions.column_of_name(env, source, line, exc.name or "", attribute=True) or positions.column_of_name(env, source, line, exc.name or "")
-    suggestions = suggest(exc.name or variable, candidates)
+        else:
+            cause = f"`{variable}` is undefined: a {type(exc.owner).__name__} value has no such index or key"
+        column = (positions.column_of_name(env, source, line, key, attribute=True) or positions.column_of_name(env, source, line, key)) if named else None
+    suggestions = suggest(key if named else variable, candidates)
     if suggestions:
         cause += "; did you mean " + " or ".join(f"`{s}`" for s in suggestions) + "?"
     column = column or (positions.first_tag_column(source, line) if line else None)

@@ -17,7 +17,6 @@ cached by content hash, so linting an unchanged template again is a lookup.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -102,16 +101,11 @@ def lint(
 
 def _refuse_sealed(source: str, name: str) -> None:
     """A sealed file is a JSON envelope with no template markers: linted as text it would pass.
-    It is refused, with the way to lint what it holds."""
-    from promptd.prompt.vault import FORMAT, is_envelope
+    It is refused, with the way to lint what it holds. Recognised by its leading characters, not
+    parsed: this is the caller's text, in promptd's own process."""
+    from promptd.prompt.vault import FORMAT, has_envelope_head
 
-    if not is_envelope(source):
-        return
-    try:
-        document = json.loads(source)
-    except ValueError:
-        return
-    if isinstance(document, dict) and document.get("format") == FORMAT:
+    if has_envelope_head(source):
         cause = f"this is a sealed template ({FORMAT} envelope), not a template: lint its plaintext before sealing, or `promptd vault open FILE | promptd lint -`"
         raise TemplateSyntax(f"{name}: {cause}", template=name, line=1, column=1, cause=cause, reason="sealed")
 

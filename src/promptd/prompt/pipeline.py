@@ -150,6 +150,18 @@ def vault_id(context: PromptContext) -> str:
     return override.sealed if isinstance(override, SealedOverride) else base_template(context)
 
 
+def runs_others_templates(context: PromptContext, sealed_slots: Collection[str] = ()) -> bool:
+    """True when the render runs a template promptd did not ship as text: the caller's own (a
+    custom override, a body: in a worker) or a sealed one (in-process, under a deadline). Such a
+    render may take its whole CPU deadline, so a server bounds how many run at once."""
+    if context.body is not None or isinstance(context.system_prompt, (CustomOverride, SealedOverride)):
+        return True
+    if context.prompt_mode is PromptMode.FULL:
+        return False  # no body: refused before anything renders
+    name = base_template(context)
+    return name == "apply_patch" or name in sealed_slots
+
+
 def renders_inline(context: PromptContext, sealed_slots: Collection[str] = (), *, strict: bool = True) -> bool:
     """True when the render needs only an already-compiled shipped template: cheap and bounded, so
     a server may run it without handing it to a worker thread."""
@@ -163,6 +175,8 @@ def renders_inline(context: PromptContext, sealed_slots: Collection[str] = (), *
 OpenVault = Callable[[str], "Vault | None"]
 # Renders a caller's own template: (source, values, name, strict) -> text.
 RenderCallers = Callable[[str, Mapping[str, Any], str, bool], str]
+# Runs an in-process render under a deadline: (template name, the render) -> its text.
+Bounded = Callable[[str, Callable[[], str]], str]
 
 
 def render(
@@ -175,6 +189,7 @@ def render(
     reminder_style: BlockStyle = DEFAULT_REMINDER_STYLE,
     strict: bool = True,
     render_callers: RenderCallers | None = None,
+    bounded: Bounded | None = None,
     volatile: Collection[str] = (),
 ) -> Rendered:
     """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,
@@ -185,7 +200,9 @@ def render(
 
     `render_callers(source, values, name, strict)` renders the caller's own templates (a custom
     override, a body) when given (the server passes a killable worker, promptd.prompt.worker); the
-    shipped and sealed templates always render here.
+    shipped and sealed templates always render here. `bounded(name, render)` runs a sealed
+    template's render (its decrypt, compile and render) under the render deadline (the server
+    passes promptd.prompt.worker.bounded); without it, it runs unbounded.
 
     `volatile` names the variables whose part of the prompt cannot be cached (config
     prompt.volatile_variables; none by default here): when any of them
@@ -194,25 +211,27 @@ def render(
     (so a value the template only tests or slices counts too)."""
     values = variables(context, tools, params, flags, reminder_style=reminder_style)
     callers = render_callers or _render_here
-    name, text = _render_text(context, values, open_vault, strict, callers)
+    name, text = _render_text(context, values, open_vault, strict, callers, bounded or _unbounded)
     if not text.strip():
         raise TemplateRender(f"template {name!r} rendered to empty text", template=name, line=None, cause="empty output", error="empty")
     probed = {key: _probe(values[key]) for key in volatile if isinstance(values.get(key), str) and values[key]}
     stable = len(text)
     if probed:
-        _, other = _render_text(context, {**values, **probed}, open_vault, strict, callers)
+        _, other = _render_text(context, {**values, **probed}, open_vault, strict, callers, bounded or _unbounded)
         stable = stable_prefix(text, other)
     return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), chars=len(text), stable_prefix_chars=stable, variables=values)
 
 
-def _render_text(context: PromptContext, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers) -> tuple[str, str]:
+def _render_text(
+    context: PromptContext, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers, bounded: Bounded
+) -> tuple[str, str]:
     body = context.body
     if context.prompt_mode is PromptMode.FULL:
         if body is None:
             raise InvalidContext("full mode renders prompt_body alone, and prompt_body is empty", field="prompt_body", reason="missing_body")
         return "full", callers(body, values, "body", strict)
     name = base_template(context)
-    text = _render_base(context, name, values, open_vault, strict, callers)
+    text = _render_base(context, name, values, open_vault, strict, callers, bounded)
     if body is not None:
         text = text + BODY_SEPARATOR + callers(body, values, "body", strict)
     return name, text
@@ -237,7 +256,13 @@ def _render_here(source: str, values: Mapping[str, Any], name: str, strict: bool
     return engine().render(source, values, name, strict=strict)
 
 
-def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers) -> str:
+def _unbounded(name: str, run: Callable[[], str]) -> str:
+    return run()
+
+
+def _render_base(
+    context: PromptContext, name: str, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers, bounded: Bounded
+) -> str:
     eng = engine()
     override = context.system_prompt
     if isinstance(override, CustomOverride):
@@ -255,5 +280,6 @@ def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], o
             raise InvalidContext("the codex override needs the template vault", field="system_prompt", reason="no_vault")
         # Shipped: its compiled code is kept on disk, so the next process skips compiling it.
         return eng.render(shipped_source(name), values, name, strict=strict, persist=True)
-    # Never cached: the compiled template would keep the plaintext alive.
-    return sealed.render(lambda source: eng.render(source, values, name, cache=False, strict=strict))
+    # Never cached: the compiled template would keep the plaintext alive. Under the deadline:
+    # whoever holds a key (the shipped one is public) can seal a loop.
+    return bounded(name, lambda: sealed.render(lambda source: eng.render(source, values, name, cache=False, strict=strict)))

@@ -19,6 +19,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -327,3 +329,18 @@ def is_envelope(text: str | bytes) -> bool:
     """True when `text` is a sealed file's envelope rather than template text."""
     head = text[:200] if isinstance(text, str) else text[:200].decode("utf-8", "replace")
     return head.lstrip().startswith("{") and FORMAT in head
+
+
+# The format member of an envelope: `seal` writes it first, and a hand-edited envelope that puts
+# the id and version first still has it within its head (an id is at most 64 characters).
+_FORMAT_MEMBER = re.compile(r'"format"\s*:\s*"' + re.escape(FORMAT) + '"')
+ENVELOPE_HEAD_CHARS = 1024
+
+
+def has_envelope_head(text: str) -> bool:
+    """True when `text` opens as a sealed file's envelope: a JSON object with the format tag
+    among its first members. A bounded look at the leading characters, never a parse: what is
+    asked about may be anyone's text (prompt/lint's), and parsing untrusted JSON in promptd's own
+    process would cost what the text asks for (deep nesting, millions of members)."""
+    head = text[:ENVELOPE_HEAD_CHARS]
+    return head.lstrip().startswith("{") and _FORMAT_MEMBER.search(head) is not None

@@ -7,8 +7,11 @@ cannot be stopped. So custom templates and bodies (compile and render), and the 
 caller's template, run in a worker process that promptd kills when its CPU time passes the
 deadline or the request is cancelled; the request then fails with RenderTimeout (or is answered
 as cancelled) and a fresh worker replaces the killed one. The shipped templates and the sealed
-templates never come here: they are promptd's own, bounded and cached in-process, and sealed
-plaintext must not leave it.
+templates never come here: the shipped ones are promptd's own, bounded and cached in-process, and
+sealed plaintext must not leave the process. A sealed template is still text promptd did not
+write (anyone can seal with the shipped key), so its render runs under the same deadline in
+promptd's own thread (`bounded`, below): a watchdog stops it by raising an exception in that
+thread when its CPU time passes the deadline or the request is cancelled.
 
 Memory: the sandbox's budget counts characters and items, not Python's overhead per object, so
 each worker also limits its own address space to what it uses once imported plus the job's
@@ -37,8 +40,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import orjson
 
@@ -339,6 +342,165 @@ def answer(reply: Any, name: str) -> str:
         raise TemplateRender(f"template {name!r}: the render process failed", template=name, line=None, cause="the render process failed", error="crashed")
     data = {k: v for k, v in (error.get("data") or {}).items() if k != "kind"}
     raise cls(str(error.get("message", "")), **data)
+
+
+# ---- in-process renders under a deadline ----------------------------------------------------------
+
+# How many times the watchdog raises its stop in a thread that is still rendering: an exception
+# raised while the thread runs a finalizer (a __del__, a weakref callback) is printed and dropped
+# by Python, and Jinja's traceback rewriting drops one raised at the wrong instant, so the stop is
+# raised again (every RESTOP_S) until the render ends. Bounded, so that the thread's own clean-up
+# (`bounded`) can be written to absorb every one of them.
+MAX_STOPS = 3
+RESTOP_S = 0.25
+
+T = TypeVar("T")
+
+
+class _Stop(BaseException):
+    """Raised in a rendering thread by its watchdog. A BaseException, so that no `except
+    Exception` on the way (the engine's, Jinja's) turns it into a template error."""
+
+
+# (PyThreadState_SetAsyncExc, ctypes.c_ulong, ctypes.py_object), once resolved.
+_async_exc: tuple[Any, Any, Any] | None = None
+
+
+def _async_exc_api() -> bool:
+    """Resolves PyThreadState_SetAsyncExc once, before any watchdog runs: the first lookup on
+    ctypes.pythonapi runs Python code (CDLL.__getattr__), which must never be what a stop lands
+    in. False where ctypes is missing."""
+    global _async_exc
+    if _async_exc is None:
+        try:
+            import ctypes
+        except ImportError:
+            return False
+        _async_exc = (ctypes.pythonapi.PyThreadState_SetAsyncExc, ctypes.c_ulong, ctypes.py_object)
+    return True
+
+
+def _raise_in(ident: int, exc: type[BaseException] | None) -> None:
+    """Has thread `ident` raise `exc` at its next bytecode (None: withdraws one not yet raised).
+    Only C runs here (ctypes' call and argument types), so nothing is raised inside it."""
+    assert _async_exc is not None
+    set_async_exc, c_ulong, py_object = _async_exc
+    # No argtypes: None must reach C as NULL (withdraw), which py_object would make Py_None.
+    set_async_exc(c_ulong(ident), py_object(exc) if exc is not None else None)
+
+
+def _cpu_clock(ident: int) -> int | None:
+    """The CPU-time clock of thread `ident`, where the platform has one (Linux; not macOS)."""
+    try:
+        return time.pthread_getcpuclockid(ident)
+    except (AttributeError, OSError):
+        return None
+
+
+class _Watch:
+    """The watchdog of one in-process render, in a thread of its own. It raises _Stop in the
+    rendering thread when the thread's CPU time passes the deadline (or its wall time passes
+    WALL_FACTOR times it plus a second, as a worker's does, and wherever no CPU clock exists), or
+    when the request is cancelled. Every raise happens under `lock` while `active`; the rendering
+    thread clears `active` and withdraws any raise not yet delivered under the same lock
+    (`finish`), so none can be delivered after it."""
+
+    def __init__(self, ident: int, deadline_s: float, cancel: Cancel | None) -> None:
+        self.lock = threading.Lock()
+        self.active = True
+        self.ident = ident
+        self.deadline_s = deadline_s
+        self.cancel = cancel
+        self.reason: str | None = None  # "timeout" or "cancelled", once decided
+        self.done = threading.Event()
+        self.clock = _cpu_clock(ident)
+        self.cpu_start = time.clock_gettime(self.clock) if self.clock is not None else 0.0
+
+    def finish(self) -> None:
+        """Called by the rendering thread: no _Stop is raised in it after this returns."""
+        with self.lock:
+            self.active = False
+            _raise_in(self.ident, None)
+        self.done.set()
+
+    def _over(self, wall_end: float) -> bool:
+        if time.monotonic() > wall_end:
+            return True
+        if self.clock is None:
+            return False
+        try:
+            return time.clock_gettime(self.clock) - self.cpu_start > self.deadline_s
+        except OSError:
+            return False  # the thread is gone: the render is over, and `done` is about to say so
+
+    def watch(self) -> None:
+        wall_end = time.monotonic() + self.deadline_s * WALL_FACTOR + 1
+        stops, next_stop = 0, 0.0
+        while not self.done.wait(POLL_S):
+            if self.reason is None:
+                if self.cancel is not None and self.cancel.cancelled:
+                    self.reason = "cancelled"
+                elif self._over(wall_end):
+                    self.reason = "timeout"
+                else:
+                    continue
+            if stops >= MAX_STOPS or time.monotonic() < next_stop:
+                continue
+            with self.lock:
+                if not self.active:
+                    return
+                _raise_in(self.ident, _Stop)
+            stops += 1
+            next_stop = time.monotonic() + RESTOP_S
+
+
+def bounded(run: Callable[[], T], name: str, *, deadline_s: float, cancel: Cancel | None = None) -> T:
+    """`run()` in this thread, stopped when its CPU time passes `deadline_s` or `cancel` is
+    cancelled: raises RenderTimeout or Cancelled then, as a worker's render does; otherwise
+    returns or raises what `run` does. For the renders that must stay in promptd's process (a
+    sealed template's plaintext never leaves it).
+
+    Why this is sound: the stop is an exception raised in this thread at its next bytecode
+    (PyThreadState_SetAsyncExc), and a template's loops are Python bytecode (Jinja compiles them
+    to Python), so it lands within a bytecode of the decision. It never lands outside the render:
+    the watchdog raises only under its lock while the render is active, and `finish` ends that and
+    withdraws a raise not yet delivered under the same lock. What is left is the instant between
+    `run` returning and `finish` holding the lock; a stop delivered there is caught below. At most
+    MAX_STOPS are ever raised, so the clean-up is MAX_STOPS + 1 attempts deep, each nested in the
+    handler of the one before: a stop can land only at a call or a loop's back edge, and every one
+    of those is inside a `try` that catches it (no loop here, on purpose)."""
+    if not _async_exc_api():
+        return run()  # no ctypes (a reduced build): the sandbox's own bounds still hold
+    watch = _Watch(threading.get_ident(), deadline_s, cancel)
+    stopped = False
+    error: BaseException | None = None
+    result: Any = None
+    try:
+        threading.Thread(target=watch.watch, name="promptd-render-watch", daemon=True).start()
+        result = run()
+    except _Stop:
+        stopped = True
+    except BaseException as exc:  # noqa: BLE001 - raised again below, once the watchdog is settled
+        error = exc
+    try:
+        watch.finish()
+    except _Stop:
+        stopped = True
+        try:
+            watch.finish()
+        except _Stop:
+            try:
+                watch.finish()
+            except _Stop:
+                watch.finish()  # MAX_STOPS (3) were delivered: none can follow
+    if stopped or watch.reason == "cancelled":
+        if watch.reason == "cancelled" or (cancel is not None and cancel.cancelled):
+            raise Cancelled
+        limit_ms = round(deadline_s * 1000)
+        raise RenderTimeout(f"template {name!r} took more than {limit_ms} ms of CPU time", template=name, limit_ms=limit_ms)
+    if error is not None:
+        raise error
+    return result  # type: ignore[no-any-return]
 
 
 _POOL: WorkerPool | None = None
