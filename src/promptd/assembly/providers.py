@@ -23,6 +23,7 @@ from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
 from promptd.assembly.model import ProviderSkipped, ProviderSpec
 from promptd.assembly.warden import Warden, pdeathsig_prefix
 from promptd.childenv import child_env
+from promptd.sessions.store import digest
 from promptd.sessions.todos import NUDGE_KEY, nudge_text
 
 
@@ -41,7 +42,8 @@ class ProviderView(NamedTuple):
     shell: str | None = None
     env: Mapping[str, str] = NOTHING
     tools: Mapping[str, str] = NOTHING
-    last_delivered: Mapping[str, str] = NOTHING
+    # The digest (promptd.sessions.store.digest) of what earlier turns delivered under each key.
+    last_delivered: Mapping[str, bytes] = MappingProxyType({})
     modified_files: tuple[str, ...] = ()
     turns_since_todo_write: int = 0
     turns_since_nudge: int | None = None
@@ -194,8 +196,9 @@ async def end_group(proc: asyncio.subprocess.Process) -> None:
 
 
 def changed(view: ProviderView, key: str, text: str | None) -> str | None:
-    """Session facts are delivered when they differ from what an earlier turn delivered."""
-    if not text or view.last_delivered.get(key) == text:
+    """Session facts are delivered when they differ from what an earlier turn delivered (compared
+    by digest: the session keeps no delivered text)."""
+    if not text or view.last_delivered.get(key) == digest(text):
         return None
     return text
 
