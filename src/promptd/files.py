@@ -236,6 +236,14 @@ def _lstat(dir_fd: int, name: str) -> os.stat_result:
 
 def _enter(folder: int, part: str, before: os.stat_result) -> int:
     """Opens the folder `part` of `folder` (closing `folder`) without following a link."""
+    inner = _open_folder(folder, part, before)
+    os.close(folder)
+    return inner
+
+
+def _open_folder(folder: int, part: str, before: os.stat_result) -> int:
+    """Opens the folder `part` of `folder` without following a link: O_NOFOLLOW | O_DIRECTORY
+    relative to `folder`, then an fstat that must show the inode `before` (its lstat) saw."""
     if not stat.S_ISDIR(before.st_mode):
         raise Refused(Refusal.MISSING)  # a file in the middle of a path: there is no such file
     try:
@@ -251,8 +259,37 @@ def _enter(folder: int, part: str, before: os.stat_result) -> int:
     if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
         os.close(inner)
         raise Refused(Refusal.REPLACED)
-    os.close(folder)
     return inner
+
+
+def open_real_folders(path: str) -> list[int]:
+    """Descriptors of `/` and of every folder of `path`, outermost first, for a path that is
+    already a real path (os.path.realpath, Path.resolve: absolute, no link, no `..`). Each folder
+    is opened O_NOFOLLOW | O_DIRECTORY relative to its parent's descriptor and checked by fstat
+    against its lstat, so a component swapped for a link after the path was resolved is never
+    followed: a real path holds no link, so any link met is a swap and refused (symlink), as is
+    a folder replaced by another (replaced). The caller closes every descriptor."""
+    if not path.startswith("/"):
+        raise ValueError("a real path is absolute")
+    parts = _parts(path)
+    if ".." in parts:
+        raise ValueError("a real path has no '..'")
+    try:
+        top = os.open("/", ROOT_FLAGS)
+    except OSError:
+        raise Refused(Refusal.UNREADABLE) from None
+    opened = [top]
+    try:
+        for part in parts:
+            before = _lstat(opened[-1], part)
+            if stat.S_ISLNK(before.st_mode):
+                raise Refused(Refusal.SYMLINK)
+            opened.append(_open_folder(opened[-1], part, before))
+    except BaseException:
+        for fd in opened:
+            os.close(fd)
+        raise
+    return opened
 
 
 def _may_hold_links(folder: os.stat_result, top: os.stat_result) -> bool:
