@@ -50,6 +50,58 @@ def test_the_vault_key_copied_under_another_name_is_not_passed():
     assert "MY_KEY" not in env
 
 
+@pytest.fixture
+def no_withheld_keys(monkeypatch):
+    """A process-wide set of withheld keys of the test's own, empty at first."""
+    from promptd import keyfile
+
+    monkeypatch.setattr(keyfile, "_WITHHELD", set())
+    return keyfile
+
+
+KEY = bytes(range(32))
+
+
+def spellings(key: bytes) -> dict[str, str]:
+    import base64
+
+    return {
+        "TRAILING_NEWLINE": key.hex() + "\n",
+        "UPPER_HEX": key.hex().upper(),
+        "BASE64": base64.b64encode(key).decode(),
+        "URLSAFE_BASE64_UNPADDED": base64.urlsafe_b64encode(key).decode().rstrip("="),
+        "LEADING_SPACE": " " + key.hex(),
+        "RAW": key.decode("latin-1"),
+    }
+
+
+def test_the_vault_key_under_another_name_in_any_spelling_is_not_passed(no_withheld_keys):
+    copies = spellings(KEY)
+    env = child_env([*copies, "OTHER"], environ={**HOST, "PROMPTD_VAULT_KEY": KEY.hex(), **copies, "OTHER": "5e" * 32})
+    assert [name for name in copies if name in env] == []
+    assert env["OTHER"] == "5e" * 32  # a key that is not promptd's is an ordinary value
+
+
+def test_a_key_promptd_read_from_a_key_file_is_withheld_though_no_variable_names_it(no_withheld_keys, tmp_path):
+    key_file = tmp_path / "vault.key"
+    key_file.write_text(KEY.hex() + "\n")
+    key_file.chmod(0o600)
+    copies = spellings(KEY)
+    assert [name for name in copies if name in child_env(list(copies), environ={**HOST, **copies})] == list(copies)
+    assert no_withheld_keys.read_key_file(key_file) == KEY
+    assert child_env(list(copies), environ={**HOST, **copies}).keys() & copies.keys() == set()
+
+
+def test_keys_are_withheld_by_digest_never_kept_as_keys(no_withheld_keys):
+    no_withheld_keys.withhold(KEY)
+    assert KEY not in no_withheld_keys.withheld() and len(next(iter(no_withheld_keys.withheld()))) == 32
+
+
+def test_the_locale_passes_by_its_category_names_and_no_other_lc_name():
+    env = child_env(environ={"LC_CTYPE": "C.UTF-8", "LC_TELEPHONE": "en_GB", "LC_API_TOKEN": "tok", "LC_": "x", "LC_ALLX": "y"})
+    assert env == {"LC_CTYPE": "C.UTF-8", "LC_TELEPHONE": "en_GB"}
+
+
 def test_promptd_names_are_refused_in_any_letter_case():
     assert is_refused("PROMPTD_VAULT_KEY") and is_refused("Promptd_Config") and not is_refused("MY_PROMPTD_THING")
 
@@ -168,3 +220,28 @@ def test_no_child_of_promptd_holds_a_promptd_variable_or_the_hosts_secret(secret
         assert b"PATH" in env
         assert not [name for name in env if name.upper().startswith(b"PROMPTD_")], commands[kid]
         assert MARKER.encode() not in b"".join(env.values()) and VAULT_KEY.encode() not in b"".join(env.values())
+
+
+def test_a_command_never_sees_a_key_file_key_or_an_lc_variable_it_did_not_name(spawn, tmp_path):
+    key = bytes(range(100, 132))
+    key_file = tmp_path / "vault.key"
+    key_file.write_text(key.hex())
+    key_file.chmod(0o600)
+    copies = {name: value for name, value in spellings(key).items() if name != "RAW"}  # exec'd env is NUL-free text
+    server = spawn(
+        env={
+            "PROMPTD_VAULT__KEY_FILE": str(key_file),
+            "PROMPTD_REMINDERS__SESSION_METADATA": "false",
+            "PROMPTD_REMINDERS__PROJECT_MEMORY": "false",
+            "PROMPTD_TODO_NUDGE__ENABLED": "false",
+            "PROMPTD_REMINDERS__SPILL_DIR": str(tmp_path / "spill"),
+            "LC_API_TOKEN": MARKER,
+            "LC_CTYPE": "C.UTF-8",
+            **copies,
+        }
+    )
+    assert "error" not in register(server, "env", argv=["/usr/bin/env"], env=list(copies))
+    _, body = command_output(server)
+    seen = variables(body)
+    assert seen.get("LC_CTYPE") == "C.UTF-8" and "LC_API_TOKEN" not in seen and MARKER not in body
+    assert [name for name in copies if name in seen] == [] and key.hex() not in body.lower()
