@@ -245,3 +245,54 @@ def test_a_command_never_sees_a_key_file_key_or_an_lc_variable_it_did_not_name(s
     seen = variables(body)
     assert seen.get("LC_CTYPE") == "C.UTF-8" and "LC_API_TOKEN" not in seen and MARKER not in body
     assert [name for name in copies if name in seen] == [] and key.hex() not in body.lower()
+
+
+# ---- promptd's own /proc files, once it starts children ------------------------------------------
+
+
+def test_promptd_becomes_non_dumpable_when_it_first_starts_a_child_and_not_before():
+    import subprocess
+    import sys
+
+    probe = "from promptd import childenv as c; before = c.dumpable(); c.child_env(); print(before, c.dumpable())"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    expected = "True False" if sys.platform.startswith("linux") else "None None"
+    assert out.stdout.split() == expected.split(), out.stderr
+
+
+@linux_only
+@pytest.mark.skipif(not Path("/usr/bin/setpriv").exists() and not Path("/bin/setpriv").exists(), reason="runs promptd as another user with setpriv")
+def test_a_process_of_promptds_user_cannot_open_its_proc_files_once_a_command_ran(tmp_path):
+    # Root may open any process's /proc files whatever the flag, so as root (these tests usually
+    # are) promptd runs as `nobody` here, and so does the process that tries to open its files.
+    import os
+    import shutil
+
+    from conftest import PROMPTD, Served
+
+    as_user = [shutil.which("setpriv") or "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chmod(tmp_path, 0o755)
+    if as_user:
+        os.chown(home, 65534, 65534)
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"), "XDG_STATE_HOME": str(home / "state"), "PROMPTD_REMINDERS__SESSION_METADATA": "false", "PROMPTD_REMINDERS__PROJECT_MEMORY": "false"}
+    server = Served(env=env, argv=[*as_user, *PROMPTD, "serve"])
+    try:
+        assert server.settled(timeout=60), server.stderr_text()
+        pid = server.proc.pid  # setpriv execs promptd: the same process
+
+        def opens(path: str) -> bool:
+            import subprocess
+
+            probe = subprocess.run([*as_user, "/bin/cat", path], capture_output=True, timeout=60)
+            return probe.returncode == 0
+
+        assert opens(f"/proc/{pid}/environ")  # a serve that ran no child is left as it was
+        check = "if cat /proc/$PPID/environ >/dev/null 2>&1 || ls /proc/$PPID/fd >/dev/null 2>&1; then echo open; else echo closed; fi"
+        register(server, "probe", argv=["/bin/sh", "-c", check])
+        _, body = command_output(server)
+        assert body.strip().endswith("closed")
+        assert not opens(f"/proc/{pid}/environ") and not opens(f"/proc/{pid}/fd/0")
+    finally:
+        server.close(timeout=60)

@@ -16,6 +16,7 @@ surrounding whitespace): the vault key in PROMPTD_VAULT_KEY, a key promptd read 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping
 
 from promptd import keyfile
@@ -90,10 +91,57 @@ def is_allowed(name: str) -> bool:
     return name in ALLOWED
 
 
+# <linux/prctl.h>
+PR_SET_DUMPABLE = 4
+PR_GET_DUMPABLE = 3
+_closed = False
+
+
+def close_to_children() -> None:
+    """Makes promptd non-dumpable (Linux: prctl(PR_SET_DUMPABLE, 0)), once, before its first
+    child starts. A process of the same user may otherwise open /proc/<promptd>/fd/* (write frames
+    into promptd's protocol output, read its input), read /proc/<promptd>/environ (the vault key)
+    and ptrace it; a command provider is such a process, and it runs a repository's code. A
+    non-dumpable process's /proc files belong to root and ptrace needs CAP_SYS_PTRACE, so only
+    root can. The cost (docs/security.md): no core dumps, and a debugger needs root. Done here,
+    lazily, so a `serve` that never starts a command or a render worker is left as it was. The
+    flag is the process's and is not inherited across exec: children are dumpable as usual."""
+    global _closed
+    if _closed or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    prctl.restype = ctypes.c_int
+    if prctl(PR_SET_DUMPABLE, ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) == 0:
+        _closed = True
+
+
+def dumpable() -> bool | None:
+    """Whether promptd is dumpable now (Linux's PR_GET_DUMPABLE); None where it cannot be had."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.restype = ctypes.c_int
+    flag = prctl(PR_GET_DUMPABLE, ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+    return None if flag < 0 else flag != 0
+
+
 def child_env(extra: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The allowlist's variables and those named in `extra`, with their values in `environ`
     (promptd's own environment by default); unset names are left out, and so is every variable
-    whose value is a key promptd holds (module docstring)."""
+    whose value is a key promptd holds (module docstring). Every child promptd starts (command,
+    render worker, warden) gets its environment here, right before it starts: so this is also
+    where promptd closes its /proc files to its children (close_to_children)."""
+    close_to_children()
     source = os.environ if environ is None else environ
     wanted = set(extra)
     vault_key = source.get(VAULT_KEY_ENV)
