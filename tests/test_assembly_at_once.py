@@ -13,6 +13,7 @@ from promptd.config import Config
 from promptd.methods import TABLE
 from promptd.methods.base import Context, NoLifecycle, NoPeer
 from promptd.methods.boundary import start
+from promptd.sessions.store import digest
 
 # Built-ins off: project memory reads files, so it is a provider that waits.
 QUIET = {
@@ -79,4 +80,4 @@ def test_an_assembly_answered_at_once_still_logs_the_turns_deliveries():
     ctx = context({"todo_nudge": {"enabled": False}})
     register_static(ctx, 1)
     call(ctx, "reminder/assemble", {"session": "s", "user_message": "hi"})
-    assert ctx.runtime.sessions.get("s").delivered == {"directive": "fragment 0"}
+    assert ctx.runtime.sessions.get("s").delivered == {"directive": digest("fragment 0")}

@@ -228,3 +228,27 @@ def test_over_the_wire_a_safe_memory_file_is_delivered(spawn, tmp_path):
     result = assemble(server, "m")
     assert "run the tests before committing" in result["body"] and "OUTSIDE" not in result["body"]
     assert result["skipped"] == []
+
+
+def test_a_middle_folder_swapped_for_a_link_after_the_search_is_never_followed(tmp_path, home, monkeypatch):
+    import promptd.assembly.memory as memory
+
+    # The attack: the search resolves shared/repo/sub; a link to a private tree is then swapped in
+    # for shared/repo, whose AGENTS.md would be read under the repository's label.
+    repo = repo_at(tmp_path / "shared" / "repo")
+    (repo / "AGENTS.md").write_text("benign repository rules")
+    (repo / "sub").mkdir()
+    private = repo_at(tmp_path / "private")
+    (private / "AGENTS.md").write_text(SECRET)
+    (private / "sub").mkdir()
+    searched = memory.search_folders
+
+    def search_then_swap(cwd: Path) -> list[Path]:
+        folders = searched(cwd)
+        os.rename(repo, tmp_path / "shared" / "repo.old")
+        (tmp_path / "shared" / "repo").symlink_to(private)
+        return folders
+
+    monkeypatch.setattr(memory, "search_folders", search_then_swap)
+    detail = refused(repo / "sub")
+    assert "symlink" in detail and SECRET not in detail and str(tmp_path) not in detail

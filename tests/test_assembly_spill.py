@@ -113,7 +113,7 @@ def wait_for_event(server, event: str, deadline_s: float = 60.0) -> list[dict]:
 def test_the_server_sweeps_only_its_own_files_and_logs_what_it_left_by_count(spawn, root):
     folder = root / session_folder("old")
     folder.mkdir(mode=0o700)
-    own = aged(folder / SPILL_NAME)
+    own = aged(folder / SPILL_NAME, mode=0o600)
     foreign = aged(folder / "old-important.txt")
     (root / "notes").mkdir()
     note = aged(root / "notes" / "old-note.txt")
@@ -123,3 +123,81 @@ def test_the_server_sweeps_only_its_own_files_and_logs_what_it_left_by_count(spa
     assert [(line["reason"], line["count"]) for line in left] == [("foreign", 2)]
     assert not own.exists() and foreign.exists() and note.exists()
     assert "old-important" not in server.stderr_text() and "notes" not in server.stderr_text()
+
+
+# ---- what makes a file promptd's: its name, and how save made it ---------------------------------
+
+
+def old_spill_file(root: Path, mode: int = 0o600) -> Path:
+    folder = root / session_folder("s")
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return aged(folder / SPILL_NAME, mode=mode)
+
+
+def test_a_file_named_like_a_spill_file_but_not_mode_0600_is_left_alone(root):
+    planted = old_spill_file(root, mode=0o644)
+    swept = store_at(root).sweep()
+    assert (swept.removed, swept.left) == (0, {"foreign": 1}) and planted.exists()
+
+
+def test_a_hard_link_named_like_a_spill_file_is_left_alone_and_its_target_kept(root, tmp_path):
+    target = aged(tmp_path / "precious.txt", "the user's own", mode=0o600)
+    folder = root / session_folder("s")
+    folder.mkdir(mode=0o700)
+    os.link(target, folder / SPILL_NAME)
+    store = store_at(root)
+    assert store.total_bytes() == 0  # not counted against the caps either
+    swept = store.sweep()
+    assert (swept.removed, swept.left) == (0, {"foreign": 1})
+    assert (folder / SPILL_NAME).exists() and target.read_text() == "the user's own"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file of another user takes root")
+def test_a_file_of_another_user_named_like_a_spill_file_is_left_alone(root):
+    # Run as root, promptd's own uid is root: the file is made another's with chown.
+    planted = old_spill_file(root)
+    os.chown(planted, 12345, 12345)
+    swept = store_at(root).sweep()
+    assert (swept.removed, swept.left) == (0, {"foreign": 1}) and planted.exists()
+
+
+def test_promptds_own_old_file_made_as_save_makes_them_is_still_swept(root):
+    own = old_spill_file(root)
+    swept = store_at(root).sweep()
+    assert swept.removed == 1 and not own.exists()
+
+
+# ---- the root's path is walked without following links ------------------------------------------
+
+
+@pytest.fixture
+def linked_root(tmp_path) -> tuple[Path, Path]:
+    """spill_dir = .../mid/spill where mid -> real: (the configured root, the folder it reaches)."""
+    real = tmp_path / "real"
+    (real / "spill").mkdir(parents=True, mode=0o700)
+    (tmp_path / "mid").symlink_to(real)
+    return tmp_path / "mid" / "spill", real / "spill"
+
+
+def test_a_link_in_the_middle_of_the_root_path_stops_the_sweep(linked_root):
+    configured, reached = linked_root
+    own_looking = old_spill_file(reached)
+    swept = store_at(configured).sweep()
+    assert (swept.removed, swept.left) == (0, {"link": 1}) and own_looking.exists()
+    assert store_at(configured).total_bytes() == 0
+
+
+def test_a_link_in_the_middle_of_the_root_path_refuses_the_spill_and_makes_nothing(linked_root):
+    configured, reached = linked_root
+    with pytest.raises(SpillFailed) as failed:
+        store_at(configured).save("s", "text")
+    assert failed.value.reason == "symlink" and list(reached.iterdir()) == []
+    with pytest.raises(SpillFailed) as failed:
+        store_at(configured / "deeper" / "root").save("s", "text")
+    assert failed.value.reason == "symlink" and list(reached.iterdir()) == []
+
+
+def test_missing_folders_of_the_root_are_made_and_the_root_is_private(tmp_path):
+    spilled = store_at(tmp_path / "a" / "b" / "spill").save("s", "text")
+    assert Path(spilled.path).read_text() == "text"
+    assert (tmp_path / "a" / "b").is_dir() and (tmp_path / "a" / "b" / "spill").stat().st_mode & 0o077 == 0

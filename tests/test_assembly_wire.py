@@ -384,6 +384,7 @@ def test_the_server_sweeps_expired_spill_files_soon_after_start(spawn, tmp_path)
     folder.mkdir(mode=0o700)
     stale = folder / "1-0123456789ab.txt"
     stale.write_text("stale")
+    stale.chmod(0o600)  # as save makes its files: a file of another mode is not promptd's
     os.utime(stale, (time.time() - 3 * 86400, time.time() - 3 * 86400))
     server = spawn(env={"PROMPTD_REMINDERS__SPILL_DIR": str(tmp_path / "spill")})
     server.call("reminder/keys")

@@ -50,6 +50,58 @@ def test_the_vault_key_copied_under_another_name_is_not_passed():
     assert "MY_KEY" not in env
 
 
+@pytest.fixture
+def no_withheld_keys(monkeypatch):
+    """A process-wide set of withheld keys of the test's own, empty at first."""
+    from promptd import keyfile
+
+    monkeypatch.setattr(keyfile, "_WITHHELD", set())
+    return keyfile
+
+
+KEY = bytes(range(32))
+
+
+def spellings(key: bytes) -> dict[str, str]:
+    import base64
+
+    return {
+        "TRAILING_NEWLINE": key.hex() + "\n",
+        "UPPER_HEX": key.hex().upper(),
+        "BASE64": base64.b64encode(key).decode(),
+        "URLSAFE_BASE64_UNPADDED": base64.urlsafe_b64encode(key).decode().rstrip("="),
+        "LEADING_SPACE": " " + key.hex(),
+        "RAW": key.decode("latin-1"),
+    }
+
+
+def test_the_vault_key_under_another_name_in_any_spelling_is_not_passed(no_withheld_keys):
+    copies = spellings(KEY)
+    env = child_env([*copies, "OTHER"], environ={**HOST, "PROMPTD_VAULT_KEY": KEY.hex(), **copies, "OTHER": "5e" * 32})
+    assert [name for name in copies if name in env] == []
+    assert env["OTHER"] == "5e" * 32  # a key that is not promptd's is an ordinary value
+
+
+def test_a_key_promptd_read_from_a_key_file_is_withheld_though_no_variable_names_it(no_withheld_keys, tmp_path):
+    key_file = tmp_path / "vault.key"
+    key_file.write_text(KEY.hex() + "\n")
+    key_file.chmod(0o600)
+    copies = spellings(KEY)
+    assert [name for name in copies if name in child_env(list(copies), environ={**HOST, **copies})] == list(copies)
+    assert no_withheld_keys.read_key_file(key_file) == KEY
+    assert child_env(list(copies), environ={**HOST, **copies}).keys() & copies.keys() == set()
+
+
+def test_keys_are_withheld_by_digest_never_kept_as_keys(no_withheld_keys):
+    no_withheld_keys.withhold(KEY)
+    assert KEY not in no_withheld_keys.withheld() and len(next(iter(no_withheld_keys.withheld()))) == 32
+
+
+def test_the_locale_passes_by_its_category_names_and_no_other_lc_name():
+    env = child_env(environ={"LC_CTYPE": "C.UTF-8", "LC_TELEPHONE": "en_GB", "LC_API_TOKEN": "tok", "LC_": "x", "LC_ALLX": "y"})
+    assert env == {"LC_CTYPE": "C.UTF-8", "LC_TELEPHONE": "en_GB"}
+
+
 def test_promptd_names_are_refused_in_any_letter_case():
     assert is_refused("PROMPTD_VAULT_KEY") and is_refused("Promptd_Config") and not is_refused("MY_PROMPTD_THING")
 
@@ -168,3 +220,79 @@ def test_no_child_of_promptd_holds_a_promptd_variable_or_the_hosts_secret(secret
         assert b"PATH" in env
         assert not [name for name in env if name.upper().startswith(b"PROMPTD_")], commands[kid]
         assert MARKER.encode() not in b"".join(env.values()) and VAULT_KEY.encode() not in b"".join(env.values())
+
+
+def test_a_command_never_sees_a_key_file_key_or_an_lc_variable_it_did_not_name(spawn, tmp_path):
+    key = bytes(range(100, 132))
+    key_file = tmp_path / "vault.key"
+    key_file.write_text(key.hex())
+    key_file.chmod(0o600)
+    copies = {name: value for name, value in spellings(key).items() if name != "RAW"}  # exec'd env is NUL-free text
+    server = spawn(
+        env={
+            "PROMPTD_VAULT__KEY_FILE": str(key_file),
+            "PROMPTD_REMINDERS__SESSION_METADATA": "false",
+            "PROMPTD_REMINDERS__PROJECT_MEMORY": "false",
+            "PROMPTD_TODO_NUDGE__ENABLED": "false",
+            "PROMPTD_REMINDERS__SPILL_DIR": str(tmp_path / "spill"),
+            "LC_API_TOKEN": MARKER,
+            "LC_CTYPE": "C.UTF-8",
+            **copies,
+        }
+    )
+    assert "error" not in register(server, "env", argv=["/usr/bin/env"], env=list(copies))
+    _, body = command_output(server)
+    seen = variables(body)
+    assert seen.get("LC_CTYPE") == "C.UTF-8" and "LC_API_TOKEN" not in seen and MARKER not in body
+    assert [name for name in copies if name in seen] == [] and key.hex() not in body.lower()
+
+
+# ---- promptd's own /proc files, once it starts children ------------------------------------------
+
+
+def test_promptd_becomes_non_dumpable_when_it_first_starts_a_child_and_not_before():
+    import subprocess
+    import sys
+
+    probe = "from promptd import childenv as c; before = c.dumpable(); c.child_env(); print(before, c.dumpable())"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    expected = "True False" if sys.platform.startswith("linux") else "None None"
+    assert out.stdout.split() == expected.split(), out.stderr
+
+
+@linux_only
+@pytest.mark.skipif(not Path("/usr/bin/setpriv").exists() and not Path("/bin/setpriv").exists(), reason="runs promptd as another user with setpriv")
+def test_a_process_of_promptds_user_cannot_open_its_proc_files_once_a_command_ran(tmp_path):
+    # Root may open any process's /proc files whatever the flag, so as root (these tests usually
+    # are) promptd runs as `nobody` here, and so does the process that tries to open its files.
+    import os
+    import shutil
+
+    from conftest import PROMPTD, Served
+
+    as_user = [shutil.which("setpriv") or "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chmod(tmp_path, 0o755)
+    if as_user:
+        os.chown(home, 65534, 65534)
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"), "XDG_STATE_HOME": str(home / "state"), "PROMPTD_REMINDERS__SESSION_METADATA": "false", "PROMPTD_REMINDERS__PROJECT_MEMORY": "false"}
+    server = Served(env=env, argv=[*as_user, *PROMPTD, "serve"])
+    try:
+        assert server.settled(timeout=60), server.stderr_text()
+        pid = server.proc.pid  # setpriv execs promptd: the same process
+
+        def opens(path: str) -> bool:
+            import subprocess
+
+            probe = subprocess.run([*as_user, "/bin/cat", path], capture_output=True, timeout=60)
+            return probe.returncode == 0
+
+        assert opens(f"/proc/{pid}/environ")  # a serve that ran no child is left as it was
+        check = "if cat /proc/$PPID/environ >/dev/null 2>&1 || ls /proc/$PPID/fd >/dev/null 2>&1; then echo open; else echo closed; fi"
+        register(server, "probe", argv=["/bin/sh", "-c", check])
+        _, body = command_output(server)
+        assert body.strip().endswith("closed")
+        assert not opens(f"/proc/{pid}/environ") and not opens(f"/proc/{pid}/fd/0")
+    finally:
+        server.close(timeout=60)

@@ -409,3 +409,20 @@ def test_every_wire_vector_gives_the_same_frames_however_its_bytes_are_cut(path,
         at, step = at + size, step + 1
     got += peer.feed(b"")
     assert got == expected and peer.exit_code == whole.exit_code
+
+
+# ---- what a request weighs ------------------------------------------------------------------------
+
+
+class _Known:
+    notification = False
+    lifecycle = False
+
+
+def test_a_call_carries_the_bytes_of_its_line_and_a_batch_member_its_share():
+    conn = rpc.Connection({"m": _Known()}, 1 << 20)
+    single = json.dumps(req(1, "m", {"pad": "p" * 1000})).encode()
+    batch = json.dumps([req(2, "m"), req(3, "m")]).encode()
+    conn.receive_data(single + b"\n" + batch + b"\n")
+    calls = [event for event in iter(conn.next_event, None) if isinstance(event, rpc.Call)]
+    assert [(call.id, call.size) for call in calls] == [(1, len(single)), (2, len(batch) // 2), (3, len(batch) // 2)]

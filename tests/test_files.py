@@ -277,3 +277,50 @@ def test_a_refusal_says_the_rule_and_never_the_contents(repo, monkeypatch):
         files.read_safe("docs/SPRINT.md", CAP, root=repo)
     assert SECRET not in str(caught.value) and SECRET not in caught.value.detail
     assert caught.value.reason == "symlink"
+
+
+def test_the_folders_of_a_real_path_are_opened_from_the_root_down(tmp_path):
+    folder = (tmp_path / "a" / "b").resolve()
+    folder.mkdir(parents=True)
+    opened = files.open_real_folders(str(folder))
+    try:
+        assert len(opened) == len(folder.parts)
+        assert os.path.samestat(os.fstat(opened[0]), os.stat("/"))
+        assert os.path.samestat(os.fstat(opened[-1]), os.stat(folder))
+        assert os.path.samestat(os.fstat(opened[-2]), os.stat(folder.parent))
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def test_a_link_anywhere_in_a_real_path_is_refused_as_a_swap_even_one_directly_in_the_root(tmp_path):
+    real = (tmp_path / "real").resolve()
+    (real / "inner").mkdir(parents=True)
+    (tmp_path / "mid").symlink_to(real)
+    with pytest.raises(Refused) as caught:
+        files.open_real_folders(str(tmp_path.resolve() / "mid" / "inner"))
+    assert caught.value.reason is Refusal.SYMLINK
+    top_links = [entry for entry in os.scandir("/") if entry.is_symlink() and entry.is_dir()]
+    if top_links:  # /bin -> usr/bin on a merged-/usr system: allowed by read_safe, not here
+        with pytest.raises(Refused) as caught:
+            files.open_real_folders(top_links[0].path)
+        assert caught.value.reason is Refusal.SYMLINK
+
+
+def test_a_middle_folder_swapped_for_a_link_while_a_real_path_is_walked_is_refused(tmp_path, monkeypatch):
+    path = (tmp_path / "shared" / "repo" / "sub").resolve()
+    path.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere" / "sub"
+    elsewhere.mkdir(parents=True)
+    real_lstat = os.lstat
+
+    def swapping_lstat(name, *args, **kwargs):
+        if name == "repo" and not (tmp_path / "shared" / "repo.old").exists():
+            os.rename(path.parent, tmp_path / "shared" / "repo.old")
+            (tmp_path / "shared" / "repo").symlink_to(tmp_path / "elsewhere")
+        return real_lstat(name, *args, **kwargs)
+
+    monkeypatch.setattr(files.os, "lstat", swapping_lstat)
+    with pytest.raises(Refused) as caught:
+        files.open_real_folders(str(path))
+    assert caught.value.reason is Refusal.SYMLINK

@@ -28,13 +28,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The domains: plain functions over plain data, raising domain errors.
     ("promptd.reminders", "promptd.assembly", "promptd.prompt", "promptd.citations", "promptd.sessions"),
     # Sans-IO JSON-RPC, configuration, the structured logger.
-    ("promptd.rpc", "promptd.config", "promptd.logs", "promptd.keyfile"),
+    # The environment of child processes, beside the key reading whose keys it withholds.
+    ("promptd.rpc", "promptd.config", "promptd.logs", "promptd.keyfile", "promptd.childenv"),
     # The closed sets of each area (enums), declared once: the domain, the configuration and the
     # wire models all use these. They import nothing of promptd's.
     ("promptd.reminders.kinds", "promptd.assembly.kinds", "promptd.prompt.kinds", "promptd.citations.kinds"),
-    # The base: plain text helpers, the error catalogue, the environment of child processes, and
-    # files.py, the one safe-open rule, on the standard library alone.
-    ("promptd.text", "promptd.errors", "promptd.childenv", "promptd.files", "promptd"),
+    # The base: plain text helpers, the error catalogue, and files.py, the one safe-open rule,
+    # on the standard library alone.
+    ("promptd.text", "promptd.errors", "promptd.files", "promptd"),
 )
 
 # Same-layer imports that are part of the design.
@@ -46,6 +47,8 @@ ALSO: dict[str, frozenset[str]] = {
     "promptd.assembly": frozenset({"promptd.reminders", "promptd.sessions"}),
     # The log level is a setting.
     "promptd.config": frozenset({"promptd.logs"}),
+    # No child gets a key promptd holds, in any of the forms keyfile reads.
+    "promptd.childenv": frozenset({"promptd.keyfile"}),
 }
 
 DOMAINS = LAYERS[4]

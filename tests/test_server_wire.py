@@ -300,3 +300,25 @@ def test_input_from_a_regular_file_is_read_by_a_thread_and_served_to_its_end(tmp
     answers = {f["id"]: f for f in map(json.loads, out.splitlines())}
     assert status == 0 and "result" in answers[1] and answers[2]["result"] == {}
     assert answers[3]["error"]["code"] == SHUT_DOWN
+
+
+def test_reading_pauses_while_the_lines_of_the_requests_in_flight_pass_max_in_flight_bytes(spawn):
+    # A bound of 1 MiB: four sleeping requests of 300 KiB each pass it, so the line after them is
+    # not read (and not answered) until they have finished, though it would be answered at once.
+    server = spawn(env={"PROMPTD_MAX_IN_FLIGHT_BYTES": str(1 << 20)}, test_methods=True)
+    assert server.settled(timeout=60)
+    heavy = b"".join(json.dumps({"jsonrpc": "2.0", "id": f"a{n}", "method": "test/sleep", "params": {"ms": 2000, "tag": "t" * (300 << 10)}}).encode() + b"\n" for n in range(4))
+    # Leading blanks make the light line end in a later chunk than the heavy ones: it is read
+    # only after the reader has looked at what is in flight.
+    light = b" " * (512 << 10) + json.dumps({"jsonrpc": "2.0", "id": "light", "method": "reminder/keys"}).encode() + b"\n"
+    server.send_raw(heavy + light)
+    order = [server.read(timeout=60)["id"] for _ in range(5)]
+    assert order[-1] == "light" and sorted(order[:4]) == ["a0", "a1", "a2", "a3"]
+
+
+def test_under_the_default_bound_the_same_flood_does_not_hold_up_a_light_request(shared_testserver):
+    heavy = b"".join(json.dumps({"jsonrpc": "2.0", "id": f"d{n}", "method": "test/sleep", "params": {"ms": 2000, "tag": "t" * (300 << 10)}}).encode() + b"\n" for n in range(4))
+    light = b" " * (512 << 10) + json.dumps({"jsonrpc": "2.0", "id": "light", "method": "reminder/keys"}).encode() + b"\n"
+    shared_testserver.send_raw(heavy + light)
+    order = [shared_testserver.read(timeout=60)["id"] for _ in range(5)]
+    assert order[0] == "light"

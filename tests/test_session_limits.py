@@ -111,3 +111,37 @@ def test_turn_complete_on_a_session_never_used_is_refused_and_creates_none():
     assert "typo" not in rt.sessions
     call_in_process("session/update", {"session": "s", "cwd": "/w"}, rt)
     assert call_in_process("turn/complete", {"session": "s"}, rt) == {}
+
+
+def test_a_todo_gate_prompt_id_over_the_id_cap_is_refused_and_not_remembered():
+    rt = Runtime(Config.model_validate({"todo_gate": {"enabled": True}}))
+    gate = {"session": "s", "todos": [{"id": "1", "content": "do it", "status": "pending"}], "last_step_called_tool": False}
+    data = refused("todo/gate", {**gate, "prompt_id": "p" * 257}, rt)
+    assert data["field"] == "prompt_id" and data["limit"] == 256 and data["size"] == 257
+    assert "s" not in rt.sessions
+    assert call_in_process("todo/gate", {**gate, "prompt_id": "p" * 256}, rt)["decision"] == "nudge"
+    assert list(rt.sessions.get("s").gate_fires) == ["p" * 256]
+
+
+def test_a_session_keeps_digests_of_what_it_delivered_never_the_text():
+    rt = runtime()
+    big = "d" * MIB
+    call_in_process("reminder/assemble", {"session": "s", "directives": [big], "budget": 2 * MIB}, rt)
+    session = rt.sessions.get("s")
+    assert set(session.delivered) == {"directive"} and all(len(v) == 16 for v in session.delivered.values())
+    call_in_process("turn/complete", {"session": "s"}, rt)
+    assert session.delivered == {} and len(session.last_delivered["directive"]) == 16
+
+
+def test_many_sessions_delivering_huge_directives_do_not_grow_the_process(spawn, tmp_path):
+    served = spawn(env={"PROMPTD_REMINDERS__SPILL_DIR": str(tmp_path / "spill")})
+    served.call("initialize", {"config": {"reminders": {"session_metadata": False, "project_memory": False}}}, timeout=60)
+    before = rss_kib(served.proc.pid)
+    for n in range(8):
+        directive = chr(ord("a") + n) * (4 * MIB)
+        served.call("reminder/assemble", {"session": f"s{n}", "directives": [directive]}, timeout=60)
+        served.call("turn/complete", {"session": f"s{n}"}, timeout=60)
+        served.call("reminder/assemble", {"session": f"s{n}", "directives": [directive + "x"]}, timeout=60)
+    # Kept as text, the 8 sessions' two 4 MiB directives would be 64 MiB.
+    assert rss_kib(served.proc.pid) - before < 40 * 1024
+    assert served.close(timeout=60) == 0

@@ -158,6 +158,11 @@ class Config(Section):
     # 16 MiB: large enough for a whole file's contents in one tool result, small enough that a
     # runaway writer cannot exhaust memory.
     max_message_bytes: int = Field(16 << 20, ge=1024)
+    # The bytes of the lines of the requests running at once past which promptd stops reading
+    # more until some finish (docs/operations.md, "Limits"). Queued requests hold their params in
+    # full, so a count of 1024 alone would let 16 GiB in. 64 MiB: four lines of the largest size
+    # (a line of any allowed size is still read: reading pauses once the bound is passed).
+    max_in_flight_bytes: int = Field(64 << 20, ge=1024)
     log_level: LogLevel = LogLevel.INFO
     # How long SIGTERM and end of input wait for in-flight requests before cancelling them.
     shutdown_deadline_ms: int = Field(5000, ge=0)

@@ -186,9 +186,42 @@ def trusted(st: os.stat_result) -> bool:
     return st.st_uid in (os.geteuid(), 0) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-def _walk(path: str, root: str | None) -> tuple[int, str]:
+def open_folder(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None, create: int | None = None) -> int:
+    """The folder `path` open (O_DIRECTORY | O_NOFOLLOW), walked as the safe-read rule walks a
+    file's path: absolute from `/` (a link only directly in a root-owned `/`), relative from
+    `root` (no link at all), every folder opened relative to its parent's descriptor and the
+    folder itself never a link. With `create`, a missing folder is made with that mode and the
+    missing ones on the way as `mkdir -p` makes them (0777 less the umask), each relative to its
+    parent's descriptor, so no link can steer where they are made. The caller closes the
+    descriptor; raises Refused."""
+    folder, name = _walk(os.fspath(path), None if root is None else os.fspath(root), None if create is None else 0o777)
+    try:
+        before = _lstat_or_make(folder, name, create)
+        if stat.S_ISLNK(before.st_mode):
+            raise Refused(Refusal.SYMLINK)
+        return _open_folder(folder, name, before)
+    finally:
+        os.close(folder)
+
+
+def _lstat_or_make(folder: int, part: str, create: int | None) -> os.stat_result:
+    try:
+        return _lstat(folder, part)
+    except Refused as exc:
+        if create is None or exc.reason is not Refusal.MISSING:
+            raise
+    try:
+        os.mkdir(part, create, dir_fd=folder)
+    except FileExistsError:
+        pass  # made meanwhile by another thread or process: judged as any folder is
+    except OSError:
+        raise Refused(Refusal.UNREADABLE) from None
+    return _lstat(folder, part)
+
+
+def _walk(path: str, root: str | None, create: int | None = None) -> tuple[int, str]:
     """(descriptor of the folder holding the final component, that component's name). The caller
-    closes the descriptor."""
+    closes the descriptor. With `create`, missing folders on the way are made (open_folder)."""
     absolute = path.startswith("/")
     if not absolute and root is None:
         raise ValueError("a relative path needs a root to be walked from")
@@ -205,7 +238,7 @@ def _walk(path: str, root: str | None) -> tuple[int, str]:
         top = os.fstat(folder)
         while parts:
             part = parts.pop(0)
-            before = _lstat(folder, part)
+            before = _lstat_or_make(folder, part, create)
             if stat.S_ISLNK(before.st_mode):
                 if not absolute or not _may_hold_links(os.fstat(folder), top):
                     raise Refused(Refusal.SYMLINK)
@@ -236,6 +269,14 @@ def _lstat(dir_fd: int, name: str) -> os.stat_result:
 
 def _enter(folder: int, part: str, before: os.stat_result) -> int:
     """Opens the folder `part` of `folder` (closing `folder`) without following a link."""
+    inner = _open_folder(folder, part, before)
+    os.close(folder)
+    return inner
+
+
+def _open_folder(folder: int, part: str, before: os.stat_result) -> int:
+    """Opens the folder `part` of `folder` without following a link: O_NOFOLLOW | O_DIRECTORY
+    relative to `folder`, then an fstat that must show the inode `before` (its lstat) saw."""
     if not stat.S_ISDIR(before.st_mode):
         raise Refused(Refusal.MISSING)  # a file in the middle of a path: there is no such file
     try:
@@ -251,8 +292,37 @@ def _enter(folder: int, part: str, before: os.stat_result) -> int:
     if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
         os.close(inner)
         raise Refused(Refusal.REPLACED)
-    os.close(folder)
     return inner
+
+
+def open_real_folders(path: str) -> list[int]:
+    """Descriptors of `/` and of every folder of `path`, outermost first, for a path that is
+    already a real path (os.path.realpath, Path.resolve: absolute, no link, no `..`). Each folder
+    is opened O_NOFOLLOW | O_DIRECTORY relative to its parent's descriptor and checked by fstat
+    against its lstat, so a component swapped for a link after the path was resolved is never
+    followed: a real path holds no link, so any link met is a swap and refused (symlink), as is
+    a folder replaced by another (replaced). The caller closes every descriptor."""
+    if not path.startswith("/"):
+        raise ValueError("a real path is absolute")
+    parts = _parts(path)
+    if ".." in parts:
+        raise ValueError("a real path has no '..'")
+    try:
+        top = os.open("/", ROOT_FLAGS)
+    except OSError:
+        raise Refused(Refusal.UNREADABLE) from None
+    opened = [top]
+    try:
+        for part in parts:
+            before = _lstat(opened[-1], part)
+            if stat.S_ISLNK(before.st_mode):
+                raise Refused(Refusal.SYMLINK)
+            opened.append(_open_folder(opened[-1], part, before))
+    except BaseException:
+        for fd in opened:
+            os.close(fd)
+        raise
+    return opened
 
 
 def _may_hold_links(folder: os.stat_result, top: os.stat_result) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import os
 import secrets
 import stat
@@ -58,6 +59,47 @@ def parse_key(text: bytes | str) -> bytes | None:
     return None
 
 
+# ---- keys no child process may get ------------------------------------------------------------
+
+# Digests of the keys this process holds (never the keys: a second copy is one more to leak). A
+# child process (promptd.childenv) never gets a variable whose value reads as one of them.
+_WITHHELD: set[bytes] = set()
+_DIGEST_DOMAIN = b"promptd withheld key\0"
+
+
+def key_digest(key: bytes) -> bytes:
+    return hashlib.sha256(_DIGEST_DOMAIN + key).digest()
+
+
+def withhold(key: bytes) -> None:
+    """Registers a key promptd holds (read from a key file, from PROMPTD_VAULT_KEY, the
+    provenance key): from now on no child process gets a variable holding it in any form."""
+    _WITHHELD.add(key_digest(key))
+
+
+def withheld() -> frozenset[bytes]:
+    """The digests of the keys registered with withhold."""
+    return frozenset(_WITHHELD)
+
+
+def keys_in(value: str | bytes) -> list[bytes]:
+    """What `value` holds when read as a key, in each form a key is written (parse_key: 64 hex
+    digits in either case, base64, 32 raw bytes; surrounding whitespace ignored): at most two
+    candidates, or none."""
+    raw = os.fsencode(value) if isinstance(value, str) else value
+    found = []
+    for text in (raw, raw.strip()):
+        key = parse_key(text)
+        if key is not None and key not in found:
+            found.append(key)
+    return found
+
+
+def holds_key(value: str | bytes, digests: frozenset[bytes] | set[bytes]) -> bool:
+    """Whether `value`, read as a key, is one of the keys whose digests are given."""
+    return bool(digests) and any(key_digest(key) in digests for key in keys_in(value))
+
+
 def read_key_file(path: str | Path) -> bytes:
     """The key in `path` (relative paths from promptd's working directory); raises KeyFileError."""
     path = Path(path).expanduser()
@@ -71,6 +113,7 @@ def read_key_file(path: str | Path) -> bytes:
     key = parse_key(data)
     if key is None:
         raise KeyFileError("bad_key", f"{path} does not hold a 256-bit key (64 hex digits or base64 of 32 bytes)")
+    withhold(key)  # the key a file holds is never a child's, whatever variable it is copied to
     return key
 
 

@@ -463,6 +463,8 @@ type ComposeResult struct {
 type Config struct {
 	// promptd's default: 16777216.
 	MaxMessageBytes *int64 `json:"max_message_bytes,omitempty"`
+	// promptd's default: 67108864.
+	MaxInFlightBytes *int64 `json:"max_in_flight_bytes,omitempty"`
 	// promptd's default: "info".
 	LogLevel *LogLevel `json:"log_level,omitempty"`
 	// promptd's default: 5000.

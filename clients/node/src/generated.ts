@@ -201,6 +201,8 @@ export interface ComposeResult {
 export interface Config {
   /** promptd's default: 16777216. */
   max_message_bytes?: number;
+  /** promptd's default: 67108864. */
+  max_in_flight_bytes?: number;
   /** promptd's default: "info". */
   log_level?: LogLevel;
   /** promptd's default: 5000. */

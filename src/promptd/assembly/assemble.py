@@ -18,7 +18,7 @@ from promptd.assembly.run import run_instant, run_providers
 from promptd.config import Config
 from promptd.reminders.kinds import BlockStyle
 from promptd.reminders.ledger import Trust
-from promptd.sessions.store import Session
+from promptd.sessions.store import Session, digest
 
 if TYPE_CHECKING:
     from promptd.assembly.spill import Spilled, SpillStore
@@ -130,11 +130,11 @@ def _finish(
     limit = request.budget or config.reminders.budget_chars
     finish = functools.partial(fit_and_wrap, raw, request, limit, trust, config.reminders.style, spill, session.id)
 
-    def recorded(done: tuple[Assembled, dict[str, str]]) -> Assembled:
+    def recorded(done: tuple[Assembled, dict[str, bytes]]) -> Assembled:
         result, delivered = done
         result.skipped = skipped
-        # The delivery log: what this turn delivered under each key (turn/complete reads it).
-        # Applied here, on the loop, never from the worker thread.
+        # The delivery log: the digest of what this turn delivered under each key (turn/complete
+        # reads it). Applied here, on the loop, never from the worker thread.
         session.delivered.update(delivered)
         return result
 
@@ -152,7 +152,7 @@ async def _in_thread(work: Callable[[], T], then: Callable[[T], U]) -> U:
 
 def fit_and_wrap(
     raw: list[Fragment], request: Request, limit: int, trust: Trust, style: BlockStyle, spill: SpillAccess, session_id: str
-) -> tuple[Assembled, dict[str, str]]:
+) -> tuple[Assembled, dict[str, bytes]]:
     """Sanitize, deduplicate, budget, truncate and spill, wrap. Pure but for the spill file and
     the ledger entry the wrapper records."""
     from promptd.reminders.provenance import seal, trigger_markup
@@ -187,7 +187,7 @@ def fit_and_wrap(
 @dataclass
 class Placement:
     result: Assembled
-    delivered: dict[str, str]
+    delivered: dict[str, bytes]  # key -> digest of the raw text delivered under it
     texts: list[str]
     uncut: int | None  # the index of a fragment planned as truncated that could not be
 
@@ -207,7 +207,8 @@ def place(plan: budgeting.Plan, raw: list[Fragment], spill: SpillAccess, session
                 return placement
         if status in (FragmentStatus.DELIVERED, FragmentStatus.TRUNCATED) and text is not None:
             placement.texts.append(text)
-            placement.delivered[fragment.key] = source.text
+            # A digest, never the text: what change-only providers compare it with is a digest too.
+            placement.delivered[fragment.key] = digest(source.text)
         result.fragments.append(Report(fragment.provider, fragment.key, len(text) if text is not None else len(fragment.text), status))
     return placement
 

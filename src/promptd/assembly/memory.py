@@ -8,6 +8,11 @@ into the agent's context. The rules (docs/operations.md, "Project memory"):
   working directory is under it, else only the working directory itself. The home directory is
   always the ceiling. A folder writable by group or others (such as /tmp), or owned by a user other
   than promptd's own or root, is not searched and ends the walk.
+- How: the searched folders are found from the working directory's real path, then opened from
+  `/` down one component at a time, each with O_NOFOLLOW | O_DIRECTORY relative to its parent
+  (promptd.files.open_real_folders) and judged again on the open folder: a real path holds no
+  link, so a link met on the way is a swap, and the turn's memory is skipped (`error`) instead of
+  being read from wherever the link leads.
 - What: each memory file is opened by the safe-read rule (promptd.files.read_member): a regular
   file (never a symlink, wherever it points; never a FIFO, device, socket or kernel file), owned by
   promptd's own user or root, not writable by group or others, checked on the open file, read
@@ -38,14 +43,23 @@ def read_project_memory(cwd: Path, max_chars: int) -> str | None:
     word), each under a `Contents of PATH:` line. None when there are none."""
     found: list[tuple[Path, str]] = []
     refused: list[str] = []
-    for folder in search_folders(cwd):
-        try:
-            dfd = os.open(folder, files.DIR_FLAGS)
-        except OSError:
-            break  # gone or replaced since the walk: nothing from here up
-        try:
+    folders = search_folders(cwd)
+    if not folders:
+        return None
+    # The folders are opened from `/` down, one component at a time, never by their absolute
+    # paths: O_NOFOLLOW covers only a path's last component, so a link swapped into a middle one
+    # after the search would be followed to another folder, whose files would be delivered under
+    # this one's name. The nearest folder is the deepest; each searched folder is one of the
+    # descriptors on the way to it.
+    try:
+        opened = files.open_real_folders(str(folders[0]))
+    except Refused as exc:
+        raise ProviderSkipped(SkipReason.ERROR, f"project memory not read: the working directory's path changed while being opened ({exc.detail})") from None
+    try:
+        for depth, folder in enumerate(folders):
+            dfd = opened[len(opened) - 1 - depth]
             if not trusted(os.fstat(dfd)):
-                break
+                break  # changed since the search: nothing from here up
             for name in MEMORY_FILES:
                 try:
                     # A UTF-8 character is at most 4 bytes: reading 4x the character cap is always
@@ -58,8 +72,9 @@ def read_project_memory(cwd: Path, max_chars: int) -> str | None:
                     raise ProviderSkipped(SkipReason.TOO_LARGE, f"project memory over {max_chars} characters") from exc
                 if content is not None:
                     found.append((folder / name, content))
-        finally:
-            os.close(dfd)
+    finally:
+        for fd in opened:
+            os.close(fd)
     if refused:
         listed = ", ".join(refused[:MAX_LISTED]) + (f" and {len(refused) - MAX_LISTED} more" if len(refused) > MAX_LISTED else "")
         raise ProviderSkipped(SkipReason.ERROR, f"project memory not read: {listed}")

@@ -2,7 +2,8 @@
 
 A provider gets a read-only view of the session and returns text (or None: nothing this turn).
 Blocking work (file reads, under the safe-read rule of promptd.files, which never blocks on a
-FIFO or a terminal) runs in a worker thread; commands run without a shell in their own
+FIFO or a terminal) runs on the provider reader threads (promptd.assembly.readers: a few of their
+own, so a read that never returns cannot take the threads the rest of promptd uses); commands run without a shell in their own
 process group so a timeout can kill the whole group; the warden (warden.py) kills that group if
 promptd dies first, however it dies.
 """
@@ -21,8 +22,10 @@ from promptd import files
 from promptd.assembly.memory import read_project_memory
 from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
 from promptd.assembly.model import ProviderSkipped, ProviderSpec
+from promptd.assembly.readers import READERS
 from promptd.assembly.warden import Warden, pdeathsig_prefix
 from promptd.childenv import child_env
+from promptd.sessions.store import digest
 from promptd.sessions.todos import NUDGE_KEY, nudge_text
 
 
@@ -41,7 +44,8 @@ class ProviderView(NamedTuple):
     shell: str | None = None
     env: Mapping[str, str] = NOTHING
     tools: Mapping[str, str] = NOTHING
-    last_delivered: Mapping[str, str] = NOTHING
+    # The digest (promptd.sessions.store.digest) of what earlier turns delivered under each key.
+    last_delivered: Mapping[str, bytes] = MappingProxyType({})
     modified_files: tuple[str, ...] = ()
     turns_since_todo_write: int = 0
     turns_since_nudge: int | None = None
@@ -69,7 +73,10 @@ def produce_static(spec: ProviderSpec, view: ProviderView) -> str | None:
 
 async def produce_file(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
     assert spec.path is not None  # ProviderSpec validation guarantees it
-    return await asyncio.to_thread(read_provider_file, spec.path, view.cwd, spec.max_bytes)
+    path = spec.path
+    # On promptd.assembly.readers' threads, never the default executor: a read a FUSE mount never
+    # answers holds its thread for good, and may only ever starve other provider reads.
+    return await READERS.run(lambda: read_provider_file(path, view.cwd, spec.max_bytes))
 
 
 async def produce_command(spec: ProviderSpec, view: ProviderView, host: HostChannel, timeout_s: float) -> str | None:
@@ -194,8 +201,9 @@ async def end_group(proc: asyncio.subprocess.Process) -> None:
 
 
 def changed(view: ProviderView, key: str, text: str | None) -> str | None:
-    """Session facts are delivered when they differ from what an earlier turn delivered."""
-    if not text or view.last_delivered.get(key) == text:
+    """Session facts are delivered when they differ from what an earlier turn delivered (compared
+    by digest: the session keeps no delivered text)."""
+    if not text or view.last_delivered.get(key) == digest(text):
         return None
     return text
 
@@ -223,7 +231,8 @@ async def builtin_project_memory(spec: ProviderSpec, view: ProviderView, host: H
     of promptd's user or root only, bounded walk)."""
     if not view.cwd:
         return None
-    text = await asyncio.to_thread(read_project_memory, Path(view.cwd), view.project_memory_max_chars)
+    cwd, max_chars = Path(view.cwd), view.project_memory_max_chars
+    text = await READERS.run(lambda: read_project_memory(cwd, max_chars))
     return changed(view, spec.key, text)
 
 

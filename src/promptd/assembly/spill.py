@@ -5,9 +5,17 @@ Per-session folders (named by a hash of the session id, so an id can never steer
 session and in total, and a retention period enforced by sweeping.
 
 The sweep and the caps see only what promptd wrote: a folder named as `session_folder` names
-one, holding files named as `save` names them, in a root and folders that are promptd's user's
-alone. `reminders.spill_dir` may point anywhere (`initialize` can move it), so everything else
-there is left alone, counted, and never opened, measured or deleted.
+one, holding files named as `save` names them and made as `save` makes them (a regular file of
+promptd's user, mode 0600, one link), in a root and folders that are promptd's user's alone. A
+name alone proves nothing: anyone who can put a file there can name it so, and a hard link to
+someone's file carries that file's owner and mode (but a second link). `reminders.spill_dir` may
+point anywhere (`initialize` can move it), so everything else there is left alone, counted, and
+never opened, measured or deleted.
+
+The root is opened by walking its path one component at a time without following links
+(promptd.files.open_folder: a link only directly in a root-owned `/`, such as `/home ->
+var/home`), and everything below it relative to its descriptor: a link anywhere in
+`reminders.spill_dir`'s path cannot move the spill or the sweep to another folder.
 """
 
 from __future__ import annotations
@@ -24,12 +32,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from promptd import files
 from promptd.config import RemindersConfig
 
 # The names promptd gives: a session folder is the first 32 hex digits of a sha256
 # (session_folder), a file `{seconds}-{12 hex digits}.txt` (save). Nothing else is promptd's.
 FOLDER_NAME = re.compile(r"[0-9a-f]{32}")
 FILE_NAME = re.compile(r"[0-9]+-[0-9a-f]{12}\.txt")
+# The mode save gives its files (and their folders).
+FILE_MODE = 0o600
+FOLDER_MODE = 0o700
 
 
 class SpillFailed(Exception):
@@ -71,18 +83,14 @@ class SpillStore:
         if len(data) > self.max_file:
             raise SpillFailed("file_cap")
         folder = self.root / session_folder(session_id)
-        try:
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError as exc:
-            raise SpillFailed(reason_for(exc)) from exc
+        root_fd = self._open_root(create=True)
         try:
             # The root and the session folder must be ours alone: a folder others can write to
             # could be emptied, swapped or read by them.
             check_private(root_fd)
             created = False
             try:
-                os.mkdir(folder.name, 0o700, dir_fd=root_fd)
+                os.mkdir(folder.name, FOLDER_MODE, dir_fd=root_fd)
                 created = True
             except FileExistsError:
                 pass
@@ -104,11 +112,11 @@ class SpillStore:
                 raise SpillFailed(reason_for(exc)) from exc
             name = f"{int(self._clock())}-{secrets.token_hex(6)}.txt"
             try:
-                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE, dir_fd=dir_fd)
             except OSError as exc:
                 raise SpillFailed(reason_for(exc)) from exc
             try:
-                os.fchmod(fd, 0o600)
+                os.fchmod(fd, FILE_MODE)
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
@@ -134,19 +142,42 @@ class SpillStore:
                 os.close(dir_fd)
         return Spilled(str(folder / name), self.retention_hours)
 
-    def discard(self, spilled: Spilled) -> None:
-        """Removes a file nothing refers to, and its session folder if that leaves it empty."""
+    def _open_root(self, create: bool = False) -> int:
+        """The root's descriptor, its path walked without following links (module docstring);
+        with `create`, the folders missing on the way are made (mode 0700). Raises SpillFailed."""
         try:
-            os.unlink(spilled.path)
-        except OSError:
-            pass
-        self._remove_if_empty(Path(spilled.path).parent.name)
+            return files.open_folder(self.root, root=".", create=FOLDER_MODE if create else None)
+        except files.Refused as exc:
+            raise SpillFailed(REFUSALS.get(exc.reason, "io_error")) from None
+
+    def discard(self, spilled: Spilled) -> None:
+        """Removes a file nothing refers to, and its session folder if that leaves it empty; both
+        relative to the root's descriptor, never by path."""
+        path = Path(spilled.path)
+        try:
+            root_fd = self._open_root()
+        except SpillFailed:
+            return
+        try:
+            try:
+                folder_fd = os.open(path.parent.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root_fd)
+            except OSError:
+                return
+            try:
+                os.unlink(path.name, dir_fd=folder_fd)
+            except OSError:
+                pass
+            finally:
+                os.close(folder_fd)
+        finally:
+            os.close(root_fd)
+        self._remove_if_empty(path.parent.name)
 
     def _remove_if_empty(self, name: str) -> None:
         # rmdir relative to the root opened without following links: only an empty folder goes.
         try:
-            root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
+            root_fd = self._open_root()
+        except SpillFailed:
             return
         try:
             os.rmdir(name, dir_fd=root_fd)
@@ -204,8 +235,10 @@ class SpillStore:
         user's alone: whoever else can write there decides what its folders are. What is left
         alone is counted in `left` by reason."""
         try:
-            root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError:
+            root_fd = self._open_root()
+        except SpillFailed as exc:
+            if exc.reason == "symlink":
+                left["link"] += 1  # a link in the root's path: nothing there is swept
             return
         try:
             if not is_private(os.fstat(root_fd)):
@@ -252,8 +285,8 @@ def is_session_folder(entry: os.DirEntry[str], left: Counter[str]) -> bool:
 
 
 def spill_files(folder_fd: int, left: Counter[str]) -> Iterator[tuple[str, os.stat_result]]:
-    """(name, lstat) of each file in a session folder that save wrote: a regular file of
-    promptd's user named as save names them. Anything else is counted in `left`."""
+    """(name, lstat) of each file in a session folder that save wrote: named as save names them
+    and made as save makes them (is_spill_file). Anything else is counted in `left`."""
     with os.scandir(folder_fd) as entries:
         for entry in entries:
             kind = kind_of(entry)
@@ -264,10 +297,17 @@ def spill_files(folder_fd: int, left: Counter[str]) -> Iterator[tuple[str, os.st
                 info = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue  # removed by another sweep or a discard meanwhile
-            if info.st_uid != os.getuid():
+            if not is_spill_file(info):
                 left["foreign"] += 1
                 continue
             yield entry.name, info
+
+
+def is_spill_file(info: os.stat_result) -> bool:
+    """Made as save makes its files: a regular file of promptd's user, mode 0600, with one link.
+    A file of the user's own with another mode was not written here, and a hard link (two links
+    or more) shares its inode with a file elsewhere, which removing or counting it would reach."""
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) == FILE_MODE and info.st_nlink == 1
 
 
 def check_private(fd: int) -> None:
@@ -283,6 +323,16 @@ def folder_bytes(dir_fd: int) -> int:
     """The bytes of the spill files in a session folder (what else is there is not promptd's to
     count against its caps). A file the sweep (another thread) removes while counted is skipped."""
     return sum(info.st_size for _, info in spill_files(dir_fd, Counter()))
+
+
+# How a refused walk to the root is reported as a spill failure.
+REFUSALS = {
+    files.Refusal.SYMLINK: "symlink",
+    files.Refusal.MISSING: "unwritable",  # a file where a folder of the path should be
+    files.Refusal.DIRECTORY: "unwritable",
+    files.Refusal.UNREADABLE: "unwritable",
+    files.Refusal.REPLACED: "symlink",
+}
 
 
 def reason_for(exc: OSError) -> str:

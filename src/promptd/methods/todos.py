@@ -15,6 +15,9 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
 
     runtime = ctx.runtime
     settings = runtime.config.todo_gate
+    # A session remembers up to MAX_PROMPTS_PER_SESSION prompt ids: each is capped as a session
+    # id is, before anything is kept or echoed in an event.
+    runtime.sessions.check_id(params.prompt_id, "prompt_id", "the prompt id")
     session = runtime.sessions.get(params.session)
     todos = [Todo(t.id, t.content, t.status) for t in params.todos]
     turn = gate_turn(session, params.prompt_id, todos, params.backing_task_count, params.last_step_called_tool, settings)

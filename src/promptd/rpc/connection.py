@@ -81,18 +81,22 @@ class Send(NamedTuple):
 
 
 class Call(NamedTuple):
-    """A request to run. Answer it exactly once with send_result, send_error or send_cancelled."""
+    """A request to run. Answer it exactly once with send_result, send_error or send_cancelled.
+    `size` is the bytes of the line it came in (a batch member's share of its line): what its
+    params weigh while it runs, for the transport's back-pressure."""
 
     id: Id
     method: str
     params: Any
+    size: int = 0
 
 
 class Notify(NamedTuple):
-    """A notification to run; it is never answered."""
+    """A notification to run; it is never answered. `size` as Call's."""
 
     method: str
     params: Any
+    size: int = 0
 
 
 class Cancel(NamedTuple):
@@ -174,6 +178,8 @@ class Connection:
         # belongs to and its slot there, or None for a request on its own line.
         self._in_flight: dict[Id, tuple[_Batch, int] | None] = {}
         self._outgoing = OutgoingCalls()
+        # The bytes each message of the line being read is counted for (Call.size).
+        self._share = 0
 
     # ---- input -------------------------------------------------------------------------------
 
@@ -277,6 +283,7 @@ class Connection:
         if not line.strip():
             return  # blank lines between frames are tolerated, as most line protocols do
         decoded = decode(line)
+        self._share = len(line) // max(len(decoded.messages), 1)
         if decoded.batch:
             self._read_batch(decoded.messages)
             return
@@ -331,7 +338,7 @@ class Connection:
         self._in_flight[request.id] = place
         if place is not None:
             place[0].waiting += 1
-        self._events.append(Call(request.id, request.method, request.params))
+        self._events.append(Call(request.id, request.method, request.params, self._share))
         return None
 
     def _take_notification(self, note: Notification) -> None:
@@ -351,7 +358,7 @@ class Connection:
         if method is None or method.lifecycle or self.state is State.SHUTTING_DOWN:
             self._events.append(Diagnostic("debug", "notification_ignored", {"method": note.method[:MAX_ECHOED_METHOD]}))
             return
-        self._events.append(Notify(note.method, note.params))
+        self._events.append(Notify(note.method, note.params, self._share))
 
     def _take_response(self, response: Response) -> None:
         call_id = self._outgoing.settle(response)

@@ -10,6 +10,7 @@ only places counters move.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -26,6 +27,16 @@ from promptd.sessions.todos import NUDGE_KEY, Decision, GateOutcome, Todo, decid
 MAX_PROMPTS_PER_SESSION = 16
 # More file notices than a model can use in one reminder anyway; older ones are dropped first.
 MAX_MODIFIED_FILES = 200
+# What a session keeps of each text it delivered: the first 16 bytes of its SHA-256, enough to
+# tell a change (change-only providers compare nothing else), never the text itself, so a host's
+# megabyte directives do not stay in memory for the session's life.
+DIGEST_BYTES = 16
+
+
+def digest(text: str) -> bytes:
+    """The delivery log's record of a text (DIGEST_BYTES of its SHA-256)."""
+    # Lone surrogates (JSON allows them) hash as the bytes they are escaped to.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:DIGEST_BYTES]
 
 
 @dataclass
@@ -56,10 +67,11 @@ class Session:
     id: str
     data: SessionData = field(default_factory=SessionData)
     counters: TurnCounters = field(default_factory=TurnCounters)
-    # Keys delivered in the turn being assembled, with the text delivered under each.
-    delivered: dict[str, str] = field(default_factory=dict)
-    # What was delivered under each key in earlier, completed turns (for change-only providers).
-    last_delivered: dict[str, str] = field(default_factory=dict)
+    # Keys delivered in the turn being assembled, with the digest of the text delivered under each.
+    delivered: dict[str, bytes] = field(default_factory=dict)
+    # The digest of what was delivered under each key in earlier, completed turns (for
+    # change-only providers). Digests only: a session's size never grows with what it delivered.
+    last_delivered: dict[str, bytes] = field(default_factory=dict)
     # Files the host reported as modified, not yet delivered in a completed turn.
     modified_files: list[str] = field(default_factory=list)
     # TodoGate fires per prompt id, and the prompt ids whose cap was already announced.
@@ -161,9 +173,14 @@ class SessionStore:
         return self._sessions.pop(session_id, None) is not None
 
     def _check_id(self, session_id: str) -> None:
-        size = utf8_len(session_id)
+        self.check_id(session_id, "session", "the session id")
+
+    def check_id(self, value: str, name: str, what: str) -> None:
+        """Raises ValueTooLarge for an id a session keeps (its own, a TodoGate prompt id) over
+        sessions.max_id_bytes, naming the field `name`."""
+        size = utf8_len(value)
         if size > self.config.max_id_bytes:
-            raise ValueTooLarge(f"the session id is {size} bytes, over sessions.max_id_bytes ({self.config.max_id_bytes})", field="session", limit=self.config.max_id_bytes, size=size)
+            raise ValueTooLarge(f"{what} is {size} bytes, over sessions.max_id_bytes ({self.config.max_id_bytes})", field=name, limit=self.config.max_id_bytes, size=size)
 
     def __len__(self) -> int:
         return len(self._sessions)

@@ -31,7 +31,8 @@ from promptd.transport.writer import FrameWriter
 from promptd.logs import Logger
 
 # Requests running at once before the reader waits: bounds memory under a flood without ever
-# refusing a well-behaved client.
+# refusing a well-behaved client. The bytes of their lines are bounded too, by the setting
+# max_in_flight_bytes: a count alone lets 1024 requests of 16 MiB each hold 16 GiB of params.
 MAX_IN_FLIGHT = 1024
 SWEEP_FIRST_DELAY_S = 1.0
 # Retention is counted in hours (24 by default): sweeping hourly keeps files at most an hour late.
@@ -51,6 +52,8 @@ class Server:
         self.conn = Connection(self.table, runtime.config.max_message_bytes)
         self.writer = FrameWriter(out_fd, on_room=self._room_to_write, on_broken=self._output_closed)
         self._tasks: set[Task] = set()  # every running handler, requests and notifications
+        self._sizes: dict[Task, int] = {}  # the line bytes each running handler's params came in
+        self._bytes_in_flight = 0
         self._running: dict[Any, Task] = {}  # request id -> its task, for cancellation
         self._exit_code: int | None = None
         self._draining: Task | None = None  # the `shutdown` request's task, once one was read
@@ -121,11 +124,22 @@ class Server:
             self.writer.release()
         # While we wait for the client's own answers (provider/produce), a full in-flight count
         # does not stop reading: those answers must get through, and the calls are time-boxed.
-        if self.writer.congested() or (len(self._tasks) >= MAX_IN_FLIGHT and self.conn.calls_waiting == 0):
+        if self.writer.congested() or (self._full() and self.conn.calls_waiting == 0):
             self.reader.pause()
 
+    def _full(self) -> bool:
+        """Too much running to read more: MAX_IN_FLIGHT handlers, or handlers whose lines add up
+        to more than max_in_flight_bytes."""
+        return len(self._tasks) >= MAX_IN_FLIGHT or self._bytes_in_flight > self.runtime.config.max_in_flight_bytes
+
     def _resume(self) -> None:
-        if self.reader.paused and len(self._tasks) < MAX_IN_FLIGHT // 2 and not self.writer.congested():
+        # Resumed at half of each bound, so a flood is read in batches rather than line by line.
+        if (
+            self.reader.paused
+            and len(self._tasks) < MAX_IN_FLIGHT // 2
+            and self._bytes_in_flight <= self.runtime.config.max_in_flight_bytes // 2
+            and not self.writer.congested()
+        ):
             self.reader.resume()
 
     def _room_to_write(self) -> None:
@@ -152,8 +166,8 @@ class Server:
                 self.writer.write(data)
             case Call():
                 self._serve(event)
-            case Notify(method, params):
-                self._notified(method, params)
+            case Notify(method, params, size):
+                self._notified(method, params, size)
             case Cancel(ident) if ident in self._running:
                 self._running[ident].cancel()
             case Reply():
@@ -177,7 +191,7 @@ class Server:
         if isinstance(outcome, dict):
             self._answer(call, started, outcome)
             return
-        task = self._spawn(self._finish(call, outcome, started))
+        task = self._spawn(self._finish(call, outcome, started), call.size)
         self._running[call.id] = task
         if call.method == SHUTDOWN_METHOD:
             self._draining = task
@@ -213,14 +227,14 @@ class Server:
             elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
             self.log.debug("request", method=call.method[:200], outcome=status or "ok", elapsed_ms=elapsed_ms)
 
-    def _notified(self, method: str, params: Any) -> None:
+    def _notified(self, method: str, params: Any, size: int = 0) -> None:
         try:
             outcome = start(self.table[method], params, self.context)
         except RpcFailure as failure:  # a notification is never answered; the failure is logged
             self.log.info("notification_failed", method=method, code=failure.code)
             return
         if not isinstance(outcome, dict):
-            self._spawn(self._finish_notification(method, outcome))
+            self._spawn(self._finish_notification(method, outcome), size)
 
     async def _finish_notification(self, method: str, pending: Coroutine[Any, Any, Any]) -> None:
         try:
@@ -228,14 +242,18 @@ class Server:
         except RpcFailure as failure:
             self.log.info("notification_failed", method=method, code=failure.code)
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> Task:
+    def _spawn(self, coro: Coroutine[Any, Any, Any], size: int = 0) -> Task:
         task = self._loop.create_task(coro)
         self._tasks.add(task)
+        if size:
+            self._sizes[task] = size
+            self._bytes_in_flight += size
         task.add_done_callback(self._finished)
         return task
 
     def _finished(self, task: Task) -> None:
         self._tasks.discard(task)
+        self._bytes_in_flight -= self._sizes.pop(task, 0)
         self._resume()
 
     # ---- lifecycle -------------------------------------------------------------------------
