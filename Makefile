@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test typecheck test-python test-node test-go examples examples-node examples-go bench protocol docs clean
+.PHONY: demo test lint typecheck test-python test-node test-go examples examples-node examples-go bench protocol docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,14 @@ demo: $(STAMP)
 
 # The examples run after the suites (in a sub-make, so even `make -j` keeps that order: both
 # builds of clients/node write its dist/).
-test: typecheck test-python test-node test-go
+test: lint typecheck test-python test-node test-go
 	$(MAKE) examples
+
+# ruff (format and lint, rules in pyproject.toml) over the Python, gofmt over the Go.
+lint: $(STAMP)
+	$(PY) -m ruff format --check src tests bench scripts
+	$(PY) -m ruff check src tests bench scripts
+	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l clients/go examples/go-host); if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
 
 # mypy --strict over src/promptd (configuration in pyproject.toml).
 typecheck: $(STAMP)

@@ -273,7 +273,7 @@ def run(count: int, seed: int, argv: list[str] | None = None, progress: bool = F
                 except ValueError:
                     continue
                 where = record.get("traceback", "").strip().splitlines()
-                frame = next((l.strip() for l in reversed(where) if l.strip().startswith("File ")), "?")
+                frame = next((line.strip() for line in reversed(where) if line.strip().startswith("File ")), "?")
                 key = f"{record.get('exception')} at {frame.split('/src/')[-1].replace(chr(34), '')}"
                 causes[key] = causes.get(key, 0) + 1
         result = {

@@ -76,7 +76,7 @@ def section() -> list[str]:
         "| lines | size | lint, cold | lint, unchanged (cached) | Jinja parse | Jinja parse + compile | cold vs parse + compile | target | met |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for lines, size, t_cold, t_cached, t_parse, t_compile, ratio, found in rows:
+    for lines, size, t_cold, t_cached, t_parse, t_compile, ratio, _found in rows:
         met = "yes" if ratio <= TARGET_RATIO and t_cached * 1000 <= TARGET_CACHED_MS else "**no**"
         lines_out.append(
             f"| {lines:,} | {size >> 10:,} KiB | {t_cold * 1000:,.0f} ms | {t_cached * 1000:,.2f} ms | {t_parse * 1000:,.0f} ms | {t_compile * 1000:,.0f} ms "

@@ -13,10 +13,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import cache_session  # noqa: E402
 import driver  # noqa: E402
 import lint_large  # noqa: E402
 import local_door  # noqa: E402
-import cache_session  # noqa: E402
 import render_worker  # noqa: E402
 import sanitize_shapes  # noqa: E402
 import sections  # noqa: E402

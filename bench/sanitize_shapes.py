@@ -54,7 +54,7 @@ def log_line(rng: random.Random) -> str:
     ts = f"2026-11-29T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{rng.randint(0, 999):03d}Z"
     message = rng.choice(
         [
-            f'GET /api/v1/items/{rng.randint(1, 99999)}?page={rng.randint(1, 9)}&limit=50 200 {rng.randint(1, 900)}ms',
+            f"GET /api/v1/items/{rng.randint(1, 99999)}?page={rng.randint(1, 9)}&limit=50 200 {rng.randint(1, 900)}ms",
             f"worker-{rng.randint(1, 16)} picked job {rng.getrandbits(48):012x} from queue default",
             f"connection from 10.0.{rng.randint(0, 255)}.{rng.randint(0, 255)}:{rng.randint(1024, 65535)} closed (reset by peer)",
             f'user_id={rng.randint(1, 10**6)} action=login status=ok latency_ms={rng.randint(1, 300)} ua="Mozilla/5.0"',
@@ -160,10 +160,7 @@ def section() -> list[str]:
             worst = min(worst, rate)
         # re.search stops at the first hit; where the shape has hits early, findall is the full scan.
         search = mib / max(t_search, t_scan) if SPECIAL.search(text[:1024]) else mib / t_search
-        lines.append(
-            f"| {label} | {len(text) >> 10:,} KiB | {rate:,.1f} MiB/s | {search:,.0f} MiB/s | {mib / t_translate:,.0f} MiB/s "
-            f"| {_versus(rate, search)} | {target} | {met} |"
-        )
+        lines.append(f"| {label} | {len(text) >> 10:,} KiB | {rate:,.1f} MiB/s | {search:,.0f} MiB/s | {mib / t_translate:,.0f} MiB/s | {_versus(rate, search)} | {target} | {met} |")
     lines += [
         "",
         f"Slowest worst-case shape: {worst:,.2f} MiB/s. A run of backslashes is measured at two sizes: "

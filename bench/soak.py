@@ -108,7 +108,14 @@ class Soak:
     def setup(self) -> None:
         self.send({"jsonrpc": "2.0", "id": -1, "method": "initialize", "params": {"capabilities": {"host_providers": True}}})
         for n in range(4):
-            self.send({"jsonrpc": "2.0", "id": -2 - n, "method": "providers/register", "params": {"name": f"static{n}", "kind": "static", "scope": "global", "key": "directive", "text": f"Rule {n}: keep answers short."}})
+            self.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": -2 - n,
+                    "method": "providers/register",
+                    "params": {"name": f"static{n}", "kind": "static", "scope": "global", "key": "directive", "text": f"Rule {n}: keep answers short."},
+                }
+            )
         self.proc.stdin.flush()  # type: ignore[union-attr]
         for _ in range(5):
             self.proc.stdout.readline()  # type: ignore[union-attr]

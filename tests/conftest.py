@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import select
 import subprocess
-import tempfile
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any

@@ -7,12 +7,12 @@ import asyncio
 import inspect
 from typing import Any
 
-from promptd.runtime import Runtime
 from promptd.assembly.assemble import OFF_LOOP_CHARS
 from promptd.config import Config
 from promptd.methods import TABLE
 from promptd.methods.base import Context, NoLifecycle, NoPeer
 from promptd.methods.boundary import start
+from promptd.runtime import Runtime
 from promptd.sessions.store import digest
 
 # Built-ins off: project memory reads files, so it is a provider that waits.

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from promptd.assembly.budget import SEPARATOR, join_body, plan, truncate
-from promptd.assembly.kinds import FragmentStatus as Status
 from promptd.assembly.model import Fragment
 
 
@@ -87,13 +86,13 @@ def test_a_cut_that_would_form_a_new_escape_is_cleaned_and_still_fits():
 
 def test_the_registry_and_the_file_notices_are_bounded():
     import pytest
-
     from conftest import call_in_process
-    from promptd.runtime import Runtime
+
     from promptd.assembly.registry import MAX_PROVIDERS
     from promptd.config import Config
-    from promptd.sessions.store import MAX_MODIFIED_FILES
     from promptd.methods.boundary import RpcFailure
+    from promptd.runtime import Runtime
+    from promptd.sessions.store import MAX_MODIFIED_FILES
 
     runtime = Runtime(Config())
     room = MAX_PROVIDERS - len(runtime.providers.entries())

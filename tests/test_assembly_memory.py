@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from promptd.assembly.memory import read_project_memory, search_folders
 from promptd.assembly.kinds import SkipReason
+from promptd.assembly.memory import read_project_memory, search_folders
 from promptd.assembly.model import ProviderSkipped
 
 SECRET = "sk-promptd-test-secret-0123456789"

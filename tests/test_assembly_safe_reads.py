@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import Served
 
 MARKER = "sk-promptd-environ-marker-6d1f0c2a"

@@ -276,7 +276,13 @@ def test_a_process_of_promptds_user_cannot_open_its_proc_files_once_a_command_ra
     os.chmod(tmp_path, 0o755)
     if as_user:
         os.chown(home, 65534, 65534)
-    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"), "XDG_STATE_HOME": str(home / "state"), "PROMPTD_REMINDERS__SESSION_METADATA": "false", "PROMPTD_REMINDERS__PROJECT_MEMORY": "false"}
+    env = {
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "PROMPTD_REMINDERS__SESSION_METADATA": "false",
+        "PROMPTD_REMINDERS__PROJECT_MEMORY": "false",
+    }
     server = Served(env=env, argv=[*as_user, *PROMPTD, "serve"])
     try:
         assert server.settled(timeout=60), server.stderr_text()

@@ -23,12 +23,7 @@ SOURCES = {
 def test_citations_are_numbered_by_first_appearance_and_repeats_keep_their_number():
     text = f"One [[cite:b]]. Two {OPEN}cite{SEP}a{CLOSE}. Three [[cite:b, a]]. Four {OBJ}cite{OBJ}b{OBJ}."
     result = export(text, SOURCES)
-    assert result.text == (
-        "One [1]. Two [2]. Three [1, 2]. Four [1].\n\n"
-        "Sources:\n"
-        "[1] My Notes.md <file:///D:/work/My%20Notes.md>\n"
-        "[2] Alpha <https://www.example.com/a>"
-    )
+    assert result.text == ("One [1]. Two [2]. Three [1, 2]. Four [1].\n\nSources:\n[1] My Notes.md <file:///D:/work/My%20Notes.md>\n[2] Alpha <https://www.example.com/a>")
     assert [(r.number, r.ids) for r in result.references] == [(1, ("b",)), (2, ("a",))]
 
 
@@ -93,8 +88,7 @@ def test_strip_leaves_a_text_without_markers_unchanged():
 
 
 TEXTS = st.lists(
-    st.sampled_from(["[[cite:a]]", "[[cite:b,c]]", OPEN + "cite" + SEP + "a" + CLOSE, OBJ + "cite" + OBJ + "b" + OBJ,
-                     "[[", "]]", " ", ".", "word", OPEN, CLOSE, SEP, OBJ, REMINDER_OPEN, "\n"]),
+    st.sampled_from(["[[cite:a]]", "[[cite:b,c]]", OPEN + "cite" + SEP + "a" + CLOSE, OBJ + "cite" + OBJ + "b" + OBJ, "[[", "]]", " ", ".", "word", OPEN, CLOSE, SEP, OBJ, REMINDER_OPEN, "\n"]),
     max_size=30,
 ).map("".join)
 

@@ -265,8 +265,7 @@ def test_a_text_fed_one_character_at_a_time_shows_the_same_as_the_whole(text):
 
 # Pieces that make markers likely, plus arbitrary text.
 MARKERISH = st.lists(
-    st.sampled_from(["[", "]", "[[", "]]", ":", ",", ";", " ", "\t", "\n", "cite", "note", "a", "t0_src_1", "é", "中",
-                     OPEN, CLOSE, SEP, OBJ, REMINDER_OPEN, REMINDER_CLOSE]),
+    st.sampled_from(["[", "]", "[[", "]]", ":", ",", ";", " ", "\t", "\n", "cite", "note", "a", "t0_src_1", "é", "中", OPEN, CLOSE, SEP, OBJ, REMINDER_OPEN, REMINDER_CLOSE]),
     max_size=40,
 ).map("".join)
 ANY_TEXT = st.one_of(MARKERISH, st.text(max_size=80))

@@ -4,8 +4,8 @@ dispatch in-process, with the same answers."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import call_in_process
+
 from promptd.methods.boundary import RpcFailure
 
 OPEN, CLOSE, SEP, OBJ = "\ue200", "\ue201", "\ue202", "\ufffc"
@@ -60,10 +60,7 @@ def test_describe_over_the_wire(shared_served):
 
 def test_export_over_the_wire_numbers_sources_and_ignores_extra_source_fields(shared_served):
     result = shared_served.call("citation/export", {"text": TEXT, "sources": SOURCES})
-    assert result["text"] == (
-        "Per the notes [1] and [2, 1], see [2]. Then [[cite:t0\n\n"
-        "Sources:\n[1] My Notes.md <file:///home/me/My%20Notes.md>\n[2] Example <https://www.example.org/a>"
-    )
+    assert result["text"] == ("Per the notes [1] and [2, 1], see [2]. Then [[cite:t0\n\nSources:\n[1] My Notes.md <file:///home/me/My%20Notes.md>\n[2] Example <https://www.example.org/a>")
 
 
 def test_strip_over_the_wire(shared_served):

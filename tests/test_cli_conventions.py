@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import PROMPTD, ROOT
+
 from promptd.cli import parser as cli_parser
 from promptd.cli.exits import Exit
 from promptd.cli.main import main

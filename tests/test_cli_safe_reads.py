@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import run_cli
+
 from promptd.cli import main as cli
 from promptd.errors import VaultLocked
 from promptd.prompt import vault

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import jsonschema
 import pytest
+from conftest import PROMPTD, ROOT, run_cli
+from generate import GENERATED
 from jsonschema_specifications import REGISTRY as SPECS
 from referencing import Registry, Resource
 
-from conftest import PROMPTD, ROOT, run_cli
 from promptd import config as config_module
 from promptd.errors import ConfigError
-from generate import GENERATED
-
-
 
 
 def test_defaults_then_file_then_environment_then_initialize(tmp_path):
@@ -136,7 +133,8 @@ SERVE_LINES = [
 
 @pytest.mark.parametrize("argv", SERVE_LINES, ids=" ".join)
 def test_the_serve_shortcut_reads_a_command_line_as_the_full_parser_does_or_leaves_it_to_it(argv):
-    from promptd.cli import main as cli, parser as cli_parser
+    from promptd.cli import main as cli
+    from promptd.cli import parser as cli_parser
 
     shortcut = cli.serve_options(argv)
     if shortcut is None:
@@ -182,9 +180,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_status_1(command)
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        result = subprocess.run(
-            [*PROMPTD, *command], stdout=write_end, stderr=subprocess.PIPE, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning")
-        )
+        result = subprocess.run([*PROMPTD, *command], stdout=write_end, stderr=subprocess.PIPE, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
     finally:
         os.close(write_end)
     assert result.returncode == 1 and result.stderr == b""
@@ -223,6 +219,7 @@ def test_the_openrpc_document_is_valid_against_the_meta_schema():
 
 def test_every_method_in_the_table_is_in_the_document_and_in_initialize():
     from conftest import call_in_process
+
     from promptd.methods import TABLE
 
     document = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))

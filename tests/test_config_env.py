@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
-
 from conftest import PROMPTD
+
 from promptd import config as config_module
 from promptd.errors import ConfigError
 

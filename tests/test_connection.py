@@ -9,10 +9,10 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.wire import WIRE_VECTORS, Driver, chunks, frames, load
 
 from promptd.rpc import connection as rpc
 from promptd.rpc.messages import encode
-from support.wire import WIRE_VECTORS, Driver, chunks, frames, load
 
 PARSE, INVALID, NOT_FOUND, PARAMS, INTERNAL, SHUT_DOWN, CANCELLED = -32700, -32600, -32601, -32602, -32603, -32002, -32800
 WRAP = {"key": "k", "body": "b"}

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from conftest import PROMPTD, ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -196,9 +195,7 @@ def test_the_docs_show_commands_to_run():
 def test_every_documented_command_runs_with_its_documented_exit_status(block, tmp_path, sealed_fixtures):
     folder, env = _workspace(tmp_path, sealed_fixtures)
     for example in [e for e in EXAMPLES if (e.path, e.block) == block]:
-        result = subprocess.run(
-            ["bash", "-c", example.command], cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120
-        )
+        result = subprocess.run(["bash", "-c", example.command], cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
         stderr = result.stderr.decode("utf-8", "replace")
         assert result.returncode == example.expected, (
             f"{example.where}: `{example.command}` exited {result.returncode}, the docs say {example.expected} "
@@ -210,7 +207,7 @@ def test_every_documented_command_runs_with_its_documented_exit_status(block, tm
 def test_the_extractor_reads_continuations_console_prompts_exit_comments_and_no_run(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
-        "```sh\n# a comment\npromptd call reminder/wrap \\\n  '{\"key\": \"k\", \"body\": \"# not a comment\"}'\n"
+        '```sh\n# a comment\npromptd call reminder/wrap \\\n  \'{"key": "k", "body": "# not a comment"}\'\n'
         "promptd lint other.jinja   # exits 1: one finding\n```\n\n"
         "```console\n$ promptd --version\npromptd 0.1.0\n```\n\n"
         "<!-- no-run: needs the network -->\n```sh\nnpm install\n```\n\n"
@@ -219,7 +216,7 @@ def test_the_extractor_reads_continuations_console_prompts_exit_comments_and_no_
     )
     found = [(e.command, e.expected) for e in extract(page)]
     assert found == [
-        ("promptd call reminder/wrap    '{\"key\": \"k\", \"body\": \"# not a comment\"}'", 0),
+        ('promptd call reminder/wrap    \'{"key": "k", "body": "# not a comment"}\'', 0),
         ("promptd lint other.jinja   # exits 1: one finding", 1),
         ("promptd --version", 0),
         ("promptd keys", 0),

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import Served
 
 PY = sys.executable
@@ -656,8 +655,7 @@ def test_a_child_that_detaches_from_the_group_is_killed_when_its_provider_ends(s
         "    os._exit(0)\n"
         "os.wait()\n"
         f"while not os.path.exists({str(pid_file)!r}): time.sleep(0.01)\n"
-        "print('daemon started', flush=True)\n"
-        + ("time.sleep(300)\n" if timeout_ms < 60_000 else "")
+        "print('daemon started', flush=True)\n" + ("time.sleep(300)\n" if timeout_ms < 60_000 else "")
     )
     server = spawn(env=quiet_env(tmp_path))
     register(server, "daemonizes", kind="command", argv=[PY, "-c", daemon], timeout_ms=timeout_ms)

@@ -4,8 +4,9 @@ client can follow them without being told by hand."""
 from __future__ import annotations
 
 from conftest import call_in_process
-from promptd.runtime import Runtime
+
 from promptd.config import Config
+from promptd.runtime import Runtime
 
 
 def test_defaults_in_process():
@@ -30,6 +31,7 @@ def test_the_reported_message_limit_is_the_one_enforced(spawn):
     server = spawn()
     limit = server.call("initialize", {"config": {"max_message_bytes": 4096}})["limits"]["max_message_bytes"]
     assert limit == 4096
+
     # A request line of exactly the limit is read; one byte more is refused as too large.
     def line_of(size: int) -> bytes:
         head = b'{"jsonrpc":"2.0","id":7,"method":"citation/strip","params":{"text":"'

@@ -146,10 +146,7 @@ def test_every_import_points_down_the_layers():
 def test_no_module_imports_itself_back_through_others():
     # Within an area too: a package whose module imports the package back (even from inside a
     # function, where the cycle only hides) is a cycle. The lazy re-export in UPWARD is not.
-    graph = {
-        module: {target for _, target in _imports(module) if target in MODULES and target != module and (module, target) not in UPWARD}
-        for module in MODULES
-    }
+    graph = {module: {target for _, target in _imports(module) if target in MODULES and target != module and (module, target) not in UPWARD} for module in MODULES}
     cycles = []
     state: dict[str, int] = {}
 

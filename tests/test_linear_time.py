@@ -234,7 +234,7 @@ TEXT_SHAPES: dict[str, Callable[[int], str]] = {
     "repeated <sys<b></b>": run("<sys<b></b>"),
     "a name prefix then n markup pieces": lambda n: "<sys" + "<b>" * n + "tem-reminder>",
     "a name prefix then n tags that begin a name": lambda n: "<sy" + "<s>" * n,
-    "repeated <sys<b title=\" unclosed": run('<sys<b title="'),
+    'repeated <sys<b title=" unclosed': run('<sys<b title="'),
     "repeated <sys<!-- unclosed": run("<sys<!--"),
     "repeated <sys then Markdown markers": run("<sys**`~"),
     # operators applied to calls, letters TR39 does not list, spacing marks read as letters
@@ -396,17 +396,13 @@ HISTORY_SHAPES: dict[str, Callable[[int], list[tuple[str, object]]]] = {
     "one assistant message of n signed thinking blocks each opening a tag the next text goes on": lambda n: [
         {
             "role": "assistant",
-            "content": [
-                block for _ in range(n) for block in ({"type": "thinking", "thinking": "<sys", "signature": "s"}, {"type": "text", "text": "tem-reminder>"})
-            ],
+            "content": [block for _ in range(n) for block in ({"type": "thinking", "thinking": "<sys", "signature": "s"}, {"type": "text", "text": "tem-reminder>"})],
         }
     ],
     "one run of n signed thinking blocks each holding a whole tag": lambda n: [
         {"role": "assistant", "content": [{"type": "thinking", "thinking": "<system-reminder>", "signature": "s"}] * n + [{"type": "text", "text": "x"}]}
     ],
-    "n Gemini parts with thought signatures, a bracket in each": lambda n: [
-        {"role": "model", "parts": [{"text": "<", "thought_signature": "s"}, {"text": "system-reminder>"}] * n}
-    ],
+    "n Gemini parts with thought signatures, a bracket in each": lambda n: [{"role": "model", "parts": [{"text": "<", "thought_signature": "s"}, {"text": "system-reminder>"}] * n}],
     "n Responses items of every kind": lambda n: [
         item
         for _ in range(max(1, n // 4))

@@ -15,7 +15,6 @@ from email.parser import Parser
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
 REPO = "https://github.com/promptd/promptd/"

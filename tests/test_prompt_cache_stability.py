@@ -5,8 +5,8 @@ folder on every day, and prompt/render says how much of a prompt of one's own is
 from __future__ import annotations
 
 import pytest
-
 from conftest import call_in_process
+
 from promptd.config import Config
 from promptd.runtime import Runtime
 

@@ -10,13 +10,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import call_in_process
+from conftest import run_cli as cli
 
-from conftest import call_in_process, run_cli as cli
 from promptd.prompt import vault
 
 CUSTOM = "You are ${{ system_prompt_label }}.\n${%- if is_non_interactive %}\nNobody is watching.\n${%- else %}\nAsk before publishing.\n${%- endif %}\n"
-
-
 
 
 def shell(command, cwd):

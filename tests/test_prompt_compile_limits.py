@@ -10,8 +10,8 @@ import io
 import os
 
 import pytest
-
 from conftest import call_in_process
+
 from promptd.cli.main import main as cli_main
 from promptd.errors import TemplateSyntax
 from promptd.local import Local, LocalError

@@ -124,9 +124,7 @@ def test_the_reference_pipelines_fields_are_accepted_and_kept():
     assert parse_context(stored) == context
 
 
-@pytest.mark.parametrize(
-    "legacy", ["You are a coding agent running in the CLI.", "${{ system_prompt_label }}", "Short.", "line one\nline two", "nonex!"]
-)
+@pytest.mark.parametrize("legacy", ["You are a coding agent running in the CLI.", "${{ system_prompt_label }}", "Short.", "line one\nline two", "nonex!"])
 def test_a_legacy_plain_string_system_prompt_is_a_custom_template(legacy):
     assert parse_context({"system_prompt": legacy}).system_prompt == CustomOverride(custom=legacy)
 

@@ -222,6 +222,7 @@ def test_a_sealed_envelope_is_refused_with_a_clear_reason():
 
 def test_a_deeply_nested_envelope_is_refused_as_sealed_without_being_parsed():
     from conftest import call_in_process
+
     from promptd.methods.boundary import RpcFailure
 
     source = '{"format": "promptd-vault/1", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
@@ -252,7 +253,7 @@ def test_an_envelope_is_recognised_by_its_format_member_in_the_head_only():
 
     assert has_envelope_head('{"id": "primary", "version": 2, "format": "promptd-vault/1", "nonce": ""}')
     assert not has_envelope_head('{"note": "promptd-vault/1"}')
-    assert not has_envelope_head("Sealed files say {\"format\": \"promptd-vault/1\"}")
+    assert not has_envelope_head('Sealed files say {"format": "promptd-vault/1"}')
     assert not has_envelope_head("{" + " " * ENVELOPE_HEAD_CHARS + '"format": "promptd-vault/1"}')
 
 

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 import time
 
 import pytest
+from conftest import call_in_process
+from conftest import run_cli as cli
 
-from conftest import call_in_process, run_cli as cli
-from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
 from promptd.prompt import vault
+from promptd.runtime import Runtime
 
 TOOLS = {"by_kind": {"read": "read_file", "execute": "run_terminal_command"}}
 MARKER = "a coding agent that changes files by writing patches"
@@ -163,8 +161,6 @@ def test_logs_never_carry_the_prompt_text(spawn):
 
 
 # -- the CLI -------------------------------------------------------------------------------------
-
-
 
 
 def test_cli_render_prints_exactly_the_text_the_method_returns(tmp_path):

@@ -8,17 +8,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 
 import pytest
-
 from conftest import PROMPTD, call_in_process
-from promptd.runtime import Runtime
+
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
 from promptd.prompt import pipeline
 from promptd.prompt.context import parse_context
 from promptd.reminders.sanitize import sanitize
+from promptd.runtime import Runtime
 
 TOOLS = {"read": "read_file", "execute": "run_terminal_command"}
 # A block's token: the nonce (32 hex digits), then the session's tag and the block's MAC.

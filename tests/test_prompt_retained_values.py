@@ -48,10 +48,7 @@ def test_a_namespace_storing_a_new_list_each_iteration_is_charged_for_its_items(
 
 
 def test_the_namespace_slice_example_of_the_docs_is_refused(engine):
-    source = (
-        "${% set ns = namespace(a=[]) %}${% set big = 'x' * 1000000 %}"
-        "${% for i in range(100000) %}${% set ns.a = ns.a + [big[i:]] %}${% endfor %}${{ ns.a | length }}"
-    )
+    source = "${% set ns = namespace(a=[]) %}${% set big = 'x' * 1000000 %}${% for i in range(100000) %}${% set ns.a = ns.a + [big[i:]] %}${% endfor %}${{ ns.a | length }}"
     assert _refusal(engine, source).data["error"] == "security"
 
 

@@ -8,13 +8,13 @@ import tomllib
 from importlib.metadata import version
 
 import pytest
+from conftest import ROOT
 from jinja2.compiler import CodeGenerator
 from jinja2.environment import Environment
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 from packaging.requirements import Requirement
 
-from conftest import ROOT
 from promptd.errors import TemplateRender
 from promptd.prompt import limits
 from promptd.prompt.engine import Engine, PromptEnvironment, _Generator

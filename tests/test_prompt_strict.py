@@ -6,13 +6,13 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-
 from conftest import call_in_process
-from promptd.runtime import Runtime
+
 from promptd.config import Config
 from promptd.errors import TemplateSyntax
 from promptd.methods.boundary import RpcFailure
 from promptd.prompt.engine import Engine, normalize
+from promptd.runtime import Runtime
 
 READ = {"by_kind": {"read": "read_file"}}
 

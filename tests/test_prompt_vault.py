@@ -8,8 +8,8 @@ import json
 import os
 
 import pytest
-
 from conftest import run_cli as cli
+
 from promptd.config import VaultConfig
 from promptd.errors import VaultLocked
 from promptd.prompt import vault
@@ -303,10 +303,10 @@ def test_the_startup_check_reports_metadata_and_refuses_what_a_render_would_refu
 def test_the_runtime_refuses_a_missing_key_file_and_logs_the_source_it_uses(tmp_path):
     import io
 
-    from promptd.runtime import Runtime
     from promptd.config import Config
     from promptd.errors import ConfigError
     from promptd.logs import Logger
+    from promptd.runtime import Runtime
 
     with pytest.raises(ConfigError) as caught:
         Runtime(Config(vault=VaultConfig(key_file=str(tmp_path / "missing.key"))))
@@ -319,8 +319,6 @@ def test_the_runtime_refuses_a_missing_key_file_and_logs_the_source_it_uses(tmp_
 
 
 # -- the command line ------------------------------------------------------------------------------
-
-
 
 
 def test_keygen_creates_missing_folders_private_and_never_prints_a_traceback(tmp_path):

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.doors import SLOW, InProcess, Wire, make_door
+from support.trust import make_trust
 
 from promptd.reminders import format as reminder_format
 from promptd.reminders.history import sanitize_history
@@ -20,8 +22,6 @@ from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_keye
 from promptd.reminders.sanitize import sanitize
 from promptd.reminders.shapes import at_path, text_path
 from promptd.reminders.values import sanitize_value
-from support.doors import SLOW, InProcess, Wire, make_door
-from support.trust import make_trust
 
 # A block's token: the nonce (32 hex digits), then the session's tag and the block's MAC.
 NONCE_ATTRIBUTE = re.compile(r'nonce="([0-9a-f]{32})[0-9a-f]*"')
@@ -280,9 +280,7 @@ def test_an_escaped_delimiter_glued_to_the_nonce_as_static_provider_text_compose
     ids=["bracket", "entity", "trigger_tag", "last"],
 )
 def test_directives_that_join_into_a_closing_tag_compose_into_a_repaired_authenticated_block(styled, directives):
-    composed = styled.call(
-        "turn/compose", {"session": styled.session, "user_message": "hi", "directives": directives, "display_trigger": ["Read notes"]}
-    )
+    composed = styled.call("turn/compose", {"session": styled.session, "user_message": "hi", "directives": directives, "display_trigger": ["Read notes"]})
     content = composed["content"]
     (block,) = blocks(styled, content)
     assert block["authenticated"] and block["end"] == len(content) and block["display_trigger"] == "Read notes"
@@ -455,13 +453,54 @@ FRAGMENTS = [
     wrap_trusted("old", OTHER, "pua"),
     wrap_trusted("old", OTHER, "xml"),
     reminder_format.wrap("session.cwd", "/tmp"),
-    NONCE, NONCE[:16], NONCE[16:], NONCE.upper(), OTHER_NONCE,
-    "\ue203", "\ue204", "&#xE203", "&#xE204;", "\\ue203", "%EE%88%83",
-    "<", "</", ">", "/", "‹", "›", "＜", "&lt;", "&amp;lt;", "\\u003c", "%3C", "\\", "\\\\",
-    "system-reminder", "system", "-reminder", "display-trigger", "ѕystem", "nonce=\"", '">', '"',
-    "<system-reminder", "</system-reminder>", "<system-reminder>", "/system-reminder>", f'<system-reminder nonce="{NONCE}">',
-    "<display-trigger>", "</display-trigger>", "\n", "\n\n", " ", "hi", "Be brief.",
-    "\U000e0041", "\U000e0073", "\u200b", "a",
+    NONCE,
+    NONCE[:16],
+    NONCE[16:],
+    NONCE.upper(),
+    OTHER_NONCE,
+    "\ue203",
+    "\ue204",
+    "&#xE203",
+    "&#xE204;",
+    "\\ue203",
+    "%EE%88%83",
+    "<",
+    "</",
+    ">",
+    "/",
+    "‹",
+    "›",
+    "＜",
+    "&lt;",
+    "&amp;lt;",
+    "\\u003c",
+    "%3C",
+    "\\",
+    "\\\\",
+    "system-reminder",
+    "system",
+    "-reminder",
+    "display-trigger",
+    "ѕystem",
+    'nonce="',
+    '">',
+    '"',
+    "<system-reminder",
+    "</system-reminder>",
+    "<system-reminder>",
+    "/system-reminder>",
+    f'<system-reminder nonce="{NONCE}">',
+    "<display-trigger>",
+    "</display-trigger>",
+    "\n",
+    "\n\n",
+    " ",
+    "hi",
+    "Be brief.",
+    "\U000e0041",
+    "\U000e0073",
+    "\u200b",
+    "a",
 ]
 FRAGMENT = st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=3))
 TEXT = st.lists(FRAGMENT, max_size=12).map("".join)

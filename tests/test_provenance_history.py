@@ -5,14 +5,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.trust import make_trust
 
 from promptd.reminders import format as reminder_format
 from promptd.reminders.history import sanitize_history, trace
-from promptd.reminders.ledger import Kind
-from promptd.reminders.provenance import parse, trigger_markup, wrap_keyed, wrap_trusted
+from promptd.reminders.provenance import parse, trigger_markup, wrap_trusted
 from promptd.reminders.sanitize import sanitize
 from promptd.text import one_line
-from support.trust import make_trust
 
 NONCE = "c0ffee00" * 4
 OLD = "dead0000" * 4

@@ -6,9 +6,9 @@ import json
 import re
 
 import pytest
-
 from conftest import Served
 from support.doors import InProcess, Wire, make_door
+
 from promptd.methods import TABLE
 
 R = "<untrusted-"

@@ -6,13 +6,13 @@ import re
 import time
 
 import pytest
+from support.trust import make_trust
 
 from promptd.errors import NestedMarker
 from promptd.reminders import format as reminder_format
 from promptd.reminders.ledger import Eviction, Kind, Ledger, Trust
 from promptd.reminders.provenance import Block, Refusal, parse, strip, trigger_markup, wrap_keyed, wrap_trusted
 from promptd.reminders.sanitize import sanitize
-from support.trust import make_trust
 
 NONCE = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 OTHER_NONCE = "1" * 32

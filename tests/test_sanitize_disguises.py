@@ -9,11 +9,11 @@ import unicodedata
 import urllib.parse
 
 import pytest
+from support.trust import make_trust
 
 from promptd.reminders.provenance import parse, strip
 from promptd.reminders.sanitize import NONCE_TEXT, RENAME_PREFIX, sanitize
 from promptd.reminders.sanitizer import detect, fold
-from support.trust import make_trust
 
 NONCE = "0123456789abcdef" * 2
 TRUST = make_trust(NONCE)
@@ -234,10 +234,10 @@ def test_ordinary_text_is_left_exactly_as_it_was(text):
 
 
 def test_prose_that_shows_the_tag_stays_readable():
-    prose = "Reminders are wrapped like <system-reminder key=\"session.cwd\"> ... </system-reminder>."
+    prose = 'Reminders are wrapped like <system-reminder key="session.cwd"> ... </system-reminder>.'
     cleaned = sanitize(prose)
     assert cleaned.neutralized == 2
-    assert "system-reminder key=\"session.cwd\"" in cleaned.text
+    assert 'system-reminder key="session.cwd"' in cleaned.text
     assert cleaned.text.replace(RENAME_PREFIX, "") == prose
 
 

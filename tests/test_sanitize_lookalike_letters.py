@@ -7,10 +7,10 @@ import re
 import sys
 import unicodedata
 
-import pytest
-
-from conftest import ROOT
 import generate
+import pytest
+from conftest import ROOT
+
 from promptd.reminders.sanitize import sanitize
 from promptd.reminders.sanitizer import letters
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
@@ -120,21 +120,33 @@ def test_the_long_s_and_the_lunate_sigma_read_as_tr39_reads_them_too():
 # (and SMALL / CAPITAL) is the letter itself: "LATIN SMALL LETTER T WITH RETROFLEX HOOK" (t),
 # "LATIN LETTER SMALL CAPITAL G WITH HOOK" (g), "MODIFIER LETTER SMALL M" (m), "CYRILLIC SMALL
 # LETTER I" (i). No Greek name gives a Latin letter; Greek look-alikes are TR39's.
-_NAMED_LETTER = re.compile(
-    r"^(?:LATIN|GREEK|CYRILLIC|MODIFIER) (?:SUBSCRIPT )?(?:SMALL |CAPITAL )?LETTER (?:SMALL |CAPITAL )*([A-Z])\b"
-)
+_NAMED_LETTER = re.compile(r"^(?:LATIN|GREEK|CYRILLIC|MODIFIER) (?:SUBSCRIPT )?(?:SMALL |CAPITAL )?LETTER (?:SMALL |CAPITAL )*([A-Z])\b")
 _LETTERS = frozenset("".join(TAG_NAMES).replace("-", ""))
 
 # The characters such a name gives that do not look like the letter, and are not detected:
 NOT_LOOK_ALIKES = {
     # Digraphs: two letters, which NFKD writes as two ("Dz", "Lj", "Nj"), so they read as two.
-    "\u01c5": "D with small z with caron", "\u01c8": "L with small j", "\u01cb": "N with small j", "\u01f2": "D with small z",
+    "\u01c5": "D with small z with caron",
+    "\u01c8": "L with small j",
+    "\u01cb": "N with small j",
+    "\u01f2": "D with small z",
     # Cyrillic letters named by their sound, not their shape: И looks like a mirrored N, Э like a
     # mirrored Є; their look-alikes (і, е) are TR39's.
-    "\u0418": "И", "\u0438": "и", "\u040d": "Ѝ", "\u045d": "ѝ", "\u04e2": "Ӣ", "\u04e3": "ӣ", "\u04e4": "Ӥ", "\u04e5": "ӥ",
-    "\u042d": "Э", "\u044d": "э", "\u04ec": "Ӭ", "\u04ed": "ӭ",
+    "\u0418": "И",
+    "\u0438": "и",
+    "\u040d": "Ѝ",
+    "\u045d": "ѝ",
+    "\u04e2": "Ӣ",
+    "\u04e3": "ӣ",
+    "\u04e4": "Ӥ",
+    "\u04e5": "ӥ",
+    "\u042d": "Э",
+    "\u044d": "э",
+    "\u04ec": "Ӭ",
+    "\u04ed": "ӭ",
     # The r rotunda, a medieval form of r drawn like the digit 2 (ꝛ); no WITH in its name.
-    "\ua75a": "R rotunda", "\ua75b": "r rotunda",
+    "\ua75a": "R rotunda",
+    "\ua75b": "r rotunda",
     # A ligature of a and a reversed schwa (ꬱ), which reads as two letters.
     "\uab31": "a reversed-schwa",
 }
@@ -162,11 +174,7 @@ def named_letters() -> dict[str, str]:
 
 
 def test_every_look_alike_whose_name_gives_a_letter_of_a_tag_name_is_read_as_that_letter(named_letters):
-    missed = [
-        f"U+{ord(char):04X} {unicodedata.name(char)}"
-        for char, letter in named_letters.items()
-        if char not in NOT_LOOK_ALIKES and not _read_in_every_place(char, letter)
-    ]
+    missed = [f"U+{ord(char):04X} {unicodedata.name(char)}" for char, letter in named_letters.items() if char not in NOT_LOOK_ALIKES and not _read_in_every_place(char, letter)]
     assert not missed
 
 

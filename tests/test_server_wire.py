@@ -209,8 +209,8 @@ def test_the_writer_reports_congestion_and_room_again(monkeypatch):
     import select
     import threading
 
-    from promptd.transport import writer as writer_module
     from promptd.rpc.messages import encode
+    from promptd.transport import writer as writer_module
 
     monkeypatch.setattr(writer_module, "BACKLOG_HIGH", 256 << 10)
     monkeypatch.setattr(writer_module, "BACKLOG_LOW", 64 << 10)
@@ -240,11 +240,11 @@ def test_a_handler_that_ignores_its_cancellation_still_has_its_request_answered_
     import threading
 
     from promptd.api.base import Empty
-    from promptd.runtime import Runtime
     from promptd.config import Config
     from promptd.logs import Logger
     from promptd.methods import TABLE
     from promptd.methods.base import Method
+    from promptd.runtime import Runtime
     from promptd.transport import server as server_module
     from promptd.transport.server import Server
 
@@ -282,9 +282,9 @@ def test_input_from_a_regular_file_is_read_by_a_thread_and_served_to_its_end(tmp
     # A file cannot be read by the event loop (nor made non-blocking): the reader thread's path.
     import os
 
-    from promptd.runtime import Runtime
     from promptd.config import Config
     from promptd.logs import Logger
+    from promptd.runtime import Runtime
     from promptd.transport.server import Server
 
     source = tmp_path / "requests.jsonl"

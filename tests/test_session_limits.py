@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import call_in_process
+
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
 from promptd.runtime import Runtime
@@ -100,7 +100,6 @@ def rss_kib(pid: int) -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise AssertionError("no VmRSS")
-
 
 
 def test_turn_complete_on_a_session_never_used_is_refused_and_creates_none():

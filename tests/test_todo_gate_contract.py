@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import Served, call_in_process
-from promptd.runtime import Runtime
+
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
+from promptd.runtime import Runtime
 from promptd.sessions.todos import Reason, Todo, decide
 
 PENDING = [{"id": "1", "content": "Write the tests", "status": "pending"}]

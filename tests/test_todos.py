@@ -4,14 +4,13 @@ and over a spawned server), injection safety, events and session bounds."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import Served, call_in_process
-from promptd.runtime import Runtime
+
 from promptd.config import Config
+from promptd.runtime import Runtime
 from promptd.sessions.todos import Todo, decide, partition
 
 TRACES = sorted((Path(__file__).parent / "traces" / "todos").glob("*.json"))

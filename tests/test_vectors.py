@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import VECTORS, call_in_process
-from promptd.methods.boundary import RpcFailure
 from support import wire
+
+from promptd.methods.boundary import RpcFailure
 
 CASES = sorted(path for path in VECTORS.glob("*/*.json") if path.parent.name != "wire")
 WIRE_CASES = sorted(wire.WIRE_VECTORS.glob("*.json"))

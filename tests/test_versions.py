@@ -11,7 +11,6 @@ import tomllib
 import warnings
 
 import pytest
-
 from conftest import ROOT
 
 VERSION = (ROOT / "VERSION").read_text(encoding="utf-8").strip()

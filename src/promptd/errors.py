@@ -34,14 +34,19 @@ PARSE_ERROR = WireError(
     -32700,
     "ParseError",
     "Parse error",
-    (("parse_error", "A line that is not JSON (`reason` invalid_json) or not valid UTF-8 (invalid_utf8); `offset` is the byte of the line where reading stopped, `detail` what was expected there. The answer's id is null."),),
+    (
+        (
+            "parse_error",
+            "A line that is not JSON (`reason` invalid_json) or not valid UTF-8 (invalid_utf8); `offset` is the byte of the line where reading stopped, `detail` what was expected there. The answer's id is null.",
+        ),
+    ),
 )
 INVALID_REQUEST = WireError(
     -32600,
     "InvalidRequest",
     "Invalid Request",
     (
-        ("bad_version", "`jsonrpc` is not \"2.0\"."),
+        ("bad_version", '`jsonrpc` is not "2.0".'),
         ("invalid_method", "`method` is missing or not a string."),
         ("invalid_id", "The id is not a string or an integer within 64 bits."),
         ("invalid_params_type", "`params` is neither an object nor an array."),
@@ -223,9 +228,7 @@ def catalogue() -> tuple[WireError, ...]:
     added = {code: tuple((cls.kind, (cls.__doc__ or "").strip()) for cls in errors if cls.code == code) for code in transport_codes}
     transport = [error._replace(kinds=error.kinds + added[error.code]) for error in TRANSPORT_ERRORS]
     application = [
-        WireError(cls.code, _camel(cls.kind), (cls.__doc__ or cls.kind).strip().split("\n")[0], ((cls.kind, (cls.__doc__ or "").strip()),))
-        for cls in errors
-        if cls.code not in transport_codes
+        WireError(cls.code, _camel(cls.kind), (cls.__doc__ or cls.kind).strip().split("\n")[0], ((cls.kind, (cls.__doc__ or "").strip()),)) for cls in errors if cls.code not in transport_codes
     ]
     entries = (*transport, *application)
     codes = [e.code for e in entries]

@@ -26,13 +26,13 @@ import inspect
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
-from promptd.runtime import Runtime
 from promptd.config import Config
 from promptd.methods import TABLE
 from promptd.methods.base import Context, Method, NoPeer
 from promptd.methods.boundary import RpcFailure, discard, start
 from promptd.rpc import codes
 from promptd.rpc.connection import State, refusal
+from promptd.runtime import Runtime
 
 EventSink = Callable[[str, dict[str, Any]], None]
 

@@ -161,10 +161,7 @@ def _document(entries: tuple[tuple[str, DescribedMethod], ...]) -> dict[str, Any
             "errors": {error.name: {"code": error.code, "message": error.message} for error in errors},
         },
         "x-server-to-client": server_to_client,
-        "x-errors": [
-            {"code": error.code, "name": error.name, "message": error.message, "kinds": [{"kind": kind, "description": text} for kind, text in error.kinds]}
-            for error in errors
-        ],
+        "x-errors": [{"code": error.code, "name": error.name, "message": error.message, "kinds": [{"kind": kind, "description": text} for kind, text in error.kinds]} for error in errors],
         "x-protocol-version": PROTOCOL_VERSION,
     }
 

@@ -136,7 +136,12 @@ class Runtime:
         """Built-ins switched on in config, then the providers config declares; raises ConfigError."""
         from promptd.assembly.registry import ProviderRegistry, spec_from_mapping
 
-        switches = {"session_metadata": config.reminders.session_metadata, "project_memory": config.reminders.project_memory, "file_modified": config.reminders.file_modified, "todo_nudge": config.todo_nudge.enabled}
+        switches = {
+            "session_metadata": config.reminders.session_metadata,
+            "project_memory": config.reminders.project_memory,
+            "file_modified": config.reminders.file_modified,
+            "todo_nudge": config.todo_nudge.enabled,
+        }
         registry = ProviderRegistry({name for name, on in switches.items() if on})
         if not config.reminders.providers:
             return registry

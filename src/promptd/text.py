@@ -49,6 +49,7 @@ def suggest(name: object, candidates: Iterable[object]) -> list[str]:
 
 # ---- offsets in the unit a host counts in ------------------------------------------------------
 
+
 # What an offset counts (initialize's offset_unit). promptd's own offsets are code points (Python's
 # str indices, Go's []rune); a JavaScript host slices strings by UTF-16 code units, a Go or Rust
 # host by UTF-8 bytes.

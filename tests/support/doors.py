@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from conftest import Served, call_in_process
-from promptd.runtime import Runtime
+
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
+from promptd.runtime import Runtime
 
 # Generous: a slow CI machine must not fail these; a hang or a quadratic blow-up still does.
 SLOW = 120.0

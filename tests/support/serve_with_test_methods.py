@@ -7,9 +7,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from promptd.runtime import Runtime  # noqa: E402
 from promptd.config import load  # noqa: E402
 from promptd.methods import TABLE  # noqa: E402
+from promptd.runtime import Runtime  # noqa: E402
 from promptd.transport.server import serve  # noqa: E402
 from tests.support.test_methods import TEST_METHODS  # noqa: E402
 

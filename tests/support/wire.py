@@ -7,7 +7,6 @@ import json
 import os
 import select
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -16,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from conftest import PROMPTD
-from promptd.runtime import Runtime
+
 from promptd.config import Config
 from promptd.local import Local, LocalError
 from promptd.logs import Logger
 from promptd.methods import TABLE
 from promptd.rpc import connection as rpc
+from promptd.runtime import Runtime
 from support.test_methods import TEST_METHODS
 
 WIRE_VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors" / "wire"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 
+from conftest import call_in_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import call_in_process
 from promptd import keyfile
 from promptd.config import Config
 from promptd.reminders.ledger import Ledger, Trust
@@ -106,7 +106,13 @@ OTHER_KEY = Trust("0f" * 16, Ledger(16), Signer.fresh())
 
 
 @settings(max_examples=200, deadline=None)
-@given(body=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60), session=st.text(min_size=1, max_size=8), other=st.text(min_size=1, max_size=8), where=st.integers(min_value=0), style=st.sampled_from(["pua", "xml"]))
+@given(
+    body=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60),
+    session=st.text(min_size=1, max_size=8),
+    other=st.text(min_size=1, max_size=8),
+    where=st.integers(min_value=0),
+    style=st.sampled_from(["pua", "xml"]),
+)
 def test_no_block_verifies_in_another_session_under_another_key_or_with_any_byte_changed(body, session, other, where, style):
     block = wrap_trusted(body, TRUST, style, session)
     (genuine,) = parse(block, TRUST, style, session)

@@ -70,7 +70,7 @@ class AssembleResult(ApiModel):
     display_trigger: str | None = Field(
         description=(
             "The display trigger the block carries, as one string: the params' `display_trigger` constituents "
-            "sanitized, blank ones and repeats left out, joined with \"; \" (a string coming out, as in "
+            'sanitized, blank ones and repeats left out, joined with "; " (a string coming out, as in '
             "reminder/parse's Block.display_trigger); null when none was delivered."
         )
     )
@@ -83,5 +83,9 @@ class ComposeResult(ApiModel):
 
 class CompleteParams(ApiModel):
     session: str = Field(min_length=1)
-    tools_called: list[str] = Field(default=[], validation_alias=AliasChoices("tools_called", "tool_calls"), description="Names of the tools called while answering the prompt (repeats allowed); the plan tool counts as a todo write. The 0.1 name `tool_calls` is still accepted, for one more version.")
+    tools_called: list[str] = Field(
+        default=[],
+        validation_alias=AliasChoices("tools_called", "tool_calls"),
+        description="Names of the tools called while answering the prompt (repeats allowed); the plan tool counts as a todo write. The 0.1 name `tool_calls` is still accepted, for one more version.",
+    )
     todo_write: bool = False

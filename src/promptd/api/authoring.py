@@ -49,9 +49,7 @@ class LintSeverity(StrEnum):
 class LintViolation(ApiModel):
     line: int = Field(description="1-based")
     column: int = Field(description="1-based, in code points")
-    kind: LintKind = Field(
-        description="unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax"
-    )
+    kind: LintKind = Field(description="unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax")
     message: str
     severity: LintSeverity = Field(LintSeverity.ERROR, description="error, or warning (not_portable): a warning alone does not fail `promptd lint`.")
 

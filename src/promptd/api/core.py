@@ -70,7 +70,10 @@ class ConfigShape:
         holder = create_model("ConfigHolder", config=(Config, ...))
         reference: JsonSchemaValue = handler.resolve_ref_schema(handler(holder.__pydantic_core_schema__))["properties"]["config"]
         _defaults_described(reference, handler)
-        return {**reference, "description": "Deep-merged over the process configuration: the shape of promptd.toml (Config), every field optional; an invalid one is refused with invalid_config and changes nothing."}
+        return {
+            **reference,
+            "description": "Deep-merged over the process configuration: the shape of promptd.toml (Config), every field optional; an invalid one is refused with invalid_config and changes nothing.",
+        }
 
 
 def _defaults_described(reference: JsonSchemaValue, handler: GetJsonSchemaHandler) -> None:
@@ -110,7 +113,9 @@ class ServerInfo(ApiModel):
 class Limits(ApiModel):
     """The server's effective limits after `config` was applied, so a client need not be told."""
 
-    max_message_bytes: int = Field(description="The longest line promptd reads (a request, a notification, an answer to provider/produce), in bytes without the newline; a longer one is refused unread (`too_large`).")
+    max_message_bytes: int = Field(
+        description="The longest line promptd reads (a request, a notification, an answer to provider/produce), in bytes without the newline; a longer one is refused unread (`too_large`)."
+    )
     provider_timeout_ms: int = Field(description="How long a provider's answer is awaited when its registration gives no timeout_ms; a host answer to provider/produce after it is discarded.")
 
 

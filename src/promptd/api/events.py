@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from promptd.api.base import ApiModel
+
 # The closed set of event names (for `capabilities.events` and the clients' event types) is
 # declared with initialize's models, which every process loads, so that answering initialize
 # does not import these; a contract test checks it names exactly the events below.
@@ -75,6 +76,4 @@ class NudgeFiredEvent(EventModel):
 
 
 # Every event, in the order the document lists them.
-EVENTS: dict[str, type[EventModel]] = {
-    model.METHOD: model for model in (ProviderSkippedEvent, SpilledEvent, GateFiredEvent, GateExhaustedEvent, NudgeFiredEvent)
-}
+EVENTS: dict[str, type[EventModel]] = {model.METHOD: model for model in (ProviderSkippedEvent, SpilledEvent, GateFiredEvent, GateExhaustedEvent, NudgeFiredEvent)}

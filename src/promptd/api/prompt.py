@@ -32,9 +32,7 @@ class _WithContext(ApiModel):
 
 class RenderInputs(_WithContext):
     tools: Tools | None = Field(None, description="The tool set by kind; defaults to the one given at initialize.")
-    params: dict[str, dict[str, str]] = Field(
-        default={}, description="Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`)."
-    )
+    params: dict[str, dict[str, str]] = Field(default={}, description="Per tool kind, canonical parameter name -> the client's name (`params.edit.old_string`).")
     flags: dict[str, StrictBool] = Field(
         default={},
         description="Booleans visible to templates (is_windows, system_reminders_enabled, include_browser_verification, ...); only true and false.",
@@ -57,12 +55,8 @@ def _suggest_field(exc: InvalidContext) -> None:
 
 
 class RenderParams(RenderInputs):
-    strict_undefined: bool | None = Field(
-        None, description="Strict undefined: a name no render defines is an error, not empty text. Default: config prompt.strict_undefined (true)."
-    )
-    session: str | None = Field(
-        None, min_length=1, description="The session this prompt is for: the result's `prefix_change` then compares it with that session's previous render."
-    )
+    strict_undefined: bool | None = Field(None, description="Strict undefined: a name no render defines is an error, not empty text. Default: config prompt.strict_undefined (true).")
+    session: str | None = Field(None, min_length=1, description="The session this prompt is for: the result's `prefix_change` then compares it with that session's previous render.")
 
 
 class PrefixChange(ApiModel):
@@ -74,7 +68,7 @@ class PrefixChange(ApiModel):
 class RenderResult(ApiModel):
     text: str
     template: TemplateName = Field(
-        description="The base template used (`custom` also for a `{\"sealed\": id}` override; a sealed primary or subagent is still `primary` / `subagent`), or `full` when the body alone was rendered."
+        description='The base template used (`custom` also for a `{"sealed": id}` override; a sealed primary or subagent is still `primary` / `subagent`), or `full` when the body alone was rendered.'
     )
     sha256: str = Field(description="Hex SHA-256 of the UTF-8 text.")
     chars: int = Field(description="Length of the text in Unicode code points.")

@@ -10,9 +10,7 @@ class WrapParams(ApiModel):
     body: str
     # Adds this process's nonce as a `nonce` attribute: the block then parses as authenticated.
     nonce: bool = False
-    session: str | None = Field(
-        None, min_length=1, description="With `nonce`: the session the block is for; it then authenticates only in that session (none: a block of no session)."
-    )
+    session: str | None = Field(None, min_length=1, description="With `nonce`: the session the block is for; it then authenticates only in that session (none: a block of no session).")
 
 
 class WrapResult(ApiModel):
@@ -27,9 +25,7 @@ class ReminderPart(ApiModel):
 class WrapManyParams(ApiModel):
     parts: list[ReminderPart]
     nonce: bool = False
-    session: str | None = Field(
-        None, min_length=1, description="With `nonce`: the session the block is for; it then authenticates only in that session (none: a block of no session)."
-    )
+    session: str | None = Field(None, min_length=1, description="With `nonce`: the session the block is for; it then authenticates only in that session (none: a block of no session).")
 
 
 class KeyInfo(ApiModel):

@@ -106,17 +106,13 @@ def assemble(
     return _finish(request, outcomes, session, config, trust, spill)
 
 
-async def _assemble_waiting(
-    request: Request, wanted: list[Entry], view: ProviderView, session: Session, config: Config, trust: Trust, host: HostChannel, spill: SpillAccess
-) -> Assembled:
+async def _assemble_waiting(request: Request, wanted: list[Entry], view: ProviderView, session: Session, config: Config, trust: Trust, host: HostChannel, spill: SpillAccess) -> Assembled:
     outcomes = await run_providers(wanted, view, host, config.reminders.provider_timeout_ms / 1000)
     finished = _finish(request, outcomes, session, config, trust, spill)
     return finished if isinstance(finished, Assembled) else await finished
 
 
-def _finish(
-    request: Request, outcomes: list[Fragment | Skip | None], session: Session, config: Config, trust: Trust, spill: SpillAccess
-) -> Assembled | Awaitable[Assembled]:
+def _finish(request: Request, outcomes: list[Fragment | Skip | None], session: Session, config: Config, trust: Trust, spill: SpillAccess) -> Assembled | Awaitable[Assembled]:
     raw: list[Fragment] = [Fragment(DIRECTIVE_PROVIDER, DIRECTIVE_KEY, d) for d in request.directives if d.strip()]
     skipped: list[Skip] = []
     for outcome in outcomes:
@@ -150,9 +146,7 @@ async def _in_thread(work: Callable[[], T], then: Callable[[T], U]) -> U:
     return then(await asyncio.to_thread(work))
 
 
-def fit_and_wrap(
-    raw: list[Fragment], request: Request, limit: int, trust: Trust, style: BlockStyle, spill: SpillAccess, session_id: str
-) -> tuple[Assembled, dict[str, bytes]]:
+def fit_and_wrap(raw: list[Fragment], request: Request, limit: int, trust: Trust, style: BlockStyle, spill: SpillAccess, session_id: str) -> tuple[Assembled, dict[str, bytes]]:
     """Sanitize, deduplicate, budget, truncate and spill, wrap. Pure but for the spill file and
     the ledger entry the wrapper records."""
     from promptd.reminders.provenance import seal, trigger_markup
@@ -236,9 +230,7 @@ def join_triggers(parts: tuple[str, ...], nonce: str) -> str | None:
     return sanitize("; ".join(seen), nonce).text or None
 
 
-def truncate_and_spill(
-    fragment: Fragment, original: Fragment, room: int, spill: SpillAccess, session_id: str, clean: Callable[[str], str]
-) -> tuple[str | None, Spilled | None, str | None]:
+def truncate_and_spill(fragment: Fragment, original: Fragment, room: int, spill: SpillAccess, session_id: str, clean: Callable[[str], str]) -> tuple[str | None, Spilled | None, str | None]:
     """The head of `fragment` with its marker, the spill file named in it, and why the spill
     failed. None for the text when the marker does not fit; then no file (and no folder) is left."""
 

@@ -26,9 +26,7 @@ class ProviderKind(StrEnum):
 
 
 # What providers/register accepts: every kind but the built-ins, which only promptd declares.
-RegisterKind = TypeAliasType(
-    "RegisterKind", Literal[ProviderKind.STATIC, ProviderKind.FILE, ProviderKind.COMMAND, ProviderKind.HOST]
-)
+RegisterKind = TypeAliasType("RegisterKind", Literal[ProviderKind.STATIC, ProviderKind.FILE, ProviderKind.COMMAND, ProviderKind.HOST])
 
 
 # Why a provider gave nothing this turn (docs/reminders.md, skip reasons).

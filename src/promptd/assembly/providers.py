@@ -19,15 +19,14 @@ from types import MappingProxyType
 from typing import NamedTuple, Protocol
 
 from promptd import files
-from promptd.assembly.memory import read_project_memory
 from promptd.assembly.kinds import ProviderKind, Scope, SkipReason
+from promptd.assembly.memory import read_project_memory
 from promptd.assembly.model import ProviderSkipped, ProviderSpec
 from promptd.assembly.readers import READERS
 from promptd.assembly.warden import Warden, pdeathsig_prefix
 from promptd.childenv import child_env
 from promptd.sessions.store import digest
 from promptd.sessions.todos import NUDGE_KEY, nudge_text
-
 
 # An empty mapping that cannot be changed: the shared default of ProviderView's mappings.
 NOTHING: Mapping[str, str] = MappingProxyType({})

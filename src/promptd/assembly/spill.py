@@ -267,7 +267,7 @@ def is_private(info: os.stat_result) -> bool:
 
 
 def kind_of(entry: os.DirEntry[str]) -> str:
-    """"link", "folder", "file" or "other", never following a link."""
+    """ "link", "folder", "file" or "other", never following a link."""
     if entry.is_symlink():
         return "link"
     if entry.is_dir(follow_symlinks=False):

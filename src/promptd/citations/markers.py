@@ -46,11 +46,8 @@ MAX_TYPE_CHARS = 32
 # Where a marker may begin: an opener followed by the start of a type keyword, or cut off by the
 # end of the text (a lone `[` may be the first half of `[[`). Anything else cannot become a marker,
 # so the C regex engine skips it without running a matcher (prose is full of `[`).
-_OPENER = re.compile(
-    "\\[\\[[ \\t]*[A-Za-z]|\ue200[ \\t]*[A-Za-z]|\ufffc[A-Za-z]"
-    "|\\[(?:\\[[ \\t]*)?\\Z|\ue200[ \\t]*\\Z|\ufffc\\Z"
-)
-_TYPE = re.compile("[A-Za-z][A-Za-z0-9_-]{0,%d}" % (MAX_TYPE_CHARS - 1))
+_OPENER = re.compile("\\[\\[[ \\t]*[A-Za-z]|\ue200[ \\t]*[A-Za-z]|\ufffc[A-Za-z]|\\[(?:\\[[ \\t]*)?\\Z|\ue200[ \\t]*\\Z|\ufffc\\Z")
+_TYPE = re.compile(f"[A-Za-z][A-Za-z0-9_-]{{0,{MAX_TYPE_CHARS - 1}}}")
 # An id is a run of anything but whitespace, controls, separators, brackets, the citation and
 # reminder private-use characters (U+E200-U+E204) and U+FFFC. Excluding the openers is what keeps
 # a failed attempt from running over the next marker.

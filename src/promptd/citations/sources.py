@@ -15,7 +15,6 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from promptd.citations.kinds import OpenAction, SourceKind
 
-
 LINK_ICON = "\U0001f517"  # 🔗 anything that is not a local file
 DOCUMENT_ICON = "\U0001f4c4"  # 📄 a file whose extension is not in the table
 
@@ -38,7 +37,10 @@ _ICON_ROWS: list[tuple[str, tuple[str, ...]]] = [
     ("\U0001f41a", ("sh", "bash", "zsh", "fish", "ps1", "bat", "cmd")),  # 🐚 shell scripts
     ("\U0001f310", ("html", "htm", "css", "scss", "sass", "less")),  # 🌐 web pages and styles
     ("\U0001f5c4\ufe0f", ("sql", "db", "sqlite", "sqlite3")),  # 🗄️ databases
-    ("\U0001f4bb", ("c", "h", "cc", "cpp", "cxx", "hpp", "go", "java", "kt", "kts", "rb", "php", "swift", "cs", "scala", "lua", "zig", "dart", "r", "jl", "ex", "exs", "hs", "ml", "vue", "svelte")),  # 💻 other source code
+    (
+        "\U0001f4bb",
+        ("c", "h", "cc", "cpp", "cxx", "hpp", "go", "java", "kt", "kts", "rb", "php", "swift", "cs", "scala", "lua", "zig", "dart", "r", "jl", "ex", "exs", "hs", "ml", "vue", "svelte"),
+    ),  # 💻 other source code
     ("\U0001f3b5", ("mp3", "wav", "flac", "ogg", "m4a", "aac")),  # 🎵
     ("\U0001f3ac", ("mp4", "mov", "mkv", "webm", "avi")),  # 🎬
     ("\U0001f4e6", ("zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "whl", "jar")),  # 📦 archives
@@ -54,10 +56,7 @@ ICONS_BY_NAME: dict[str, str] = {
 
 
 # C0/C1 controls and the bidi embedding, override, isolate and mark characters.
-_UNSHOWABLE = {
-    cp: "\ufffd"
-    for cp in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-}
+_UNSHOWABLE = {cp: "\ufffd" for cp in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]}
 
 
 class Description(NamedTuple):

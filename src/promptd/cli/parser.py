@@ -170,10 +170,7 @@ def command_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentPa
 def build_parser() -> Parser:
     parser = Parser(
         prog="promptd",
-        description=(
-            "promptd: the sidecar that renders system prompts, assembles system reminders, runs\n"
-            "todo reminders and parses citations, for an agent host that spawns `promptd serve`."
-        ),
+        description=("promptd: the sidecar that renders system prompts, assembles system reminders, runs\ntodo reminders and parses citations, for an agent host that spawns `promptd serve`."),
         epilog=MAIN_EPILOG,
         formatter_class=formatter,
     )

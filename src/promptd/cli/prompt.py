@@ -29,14 +29,8 @@ TRUE_WORDS = frozenset({"true"})
 FALSE_WORDS = frozenset({"false"})
 
 # What exits 2 for every command that renders (render, diff) or reads render inputs (vars).
-INPUT_ERRORS = (
-    "usage or input error: bad arguments, a file that cannot be read or is not valid (context, "
-    "--body, --tools, --override custom:FILE), an unknown --flag, an invalid configuration"
-)
-RENDER_ERRORS = (
-    INPUT_ERRORS + ", a template error (syntax, an undefined name, the compile or render limits), "
-    "a sealed template the vault key cannot open"
-)
+INPUT_ERRORS = "usage or input error: bad arguments, a file that cannot be read or is not valid (context, --body, --tools, --override custom:FILE), an unknown --flag, an invalid configuration"
+RENDER_ERRORS = INPUT_ERRORS + ", a template error (syntax, an undefined name, the compile or render limits), a sealed template the vault key cannot open"
 KEY_HELP = "key file (default: config vault.key_source: PROMPTD_VAULT_KEY, then vault.key_file, then the shipped key)"
 
 
@@ -48,8 +42,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "render",
         help="render a system prompt from a context file",
         description=wrap(
-            "Render the system prompt for a prompt context (docs/templates.md) and print exactly its text. "
-            "With --snapshot DIR, render each --context and compare it with DIR/<context name>.txt."
+            "Render the system prompt for a prompt context (docs/templates.md) and print exactly its text. With --snapshot DIR, render each --context and compare it with DIR/<context name>.txt."
         ),
         epilog=exit_status(
             (Exit.OK, "rendered; with --snapshot, every render is the same as its snapshot (with --update: written)"),
@@ -100,7 +93,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "lint",
         help="check templates: guards, undefined names, syntax, portability",
         description=wrap(
-            "Lint templates (docs/templates.md, \"Lint\"): every ${{ tools.by_kind.X }} inside a guard, params.X.Y "
+            'Lint templates (docs/templates.md, "Lint"): every ${{ tools.by_kind.X }} inside a guard, params.X.Y '
             "inside a condition on params.X, every name one a render defines, filters and tests that exist, and "
             "syntax. Every file is linted, whatever the others hold. FILE - reads stdin."
         ),
@@ -127,7 +120,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "vault",
         help="make a key; seal, verify or open a template with it",
         description=wrap(
-            "Sealed templates (docs/templates.md, \"The vault\"): a template encrypted and authenticated with "
+            'Sealed templates (docs/templates.md, "The vault"): a template encrypted and authenticated with '
             "the vault key (AES-256-GCM), opened only while it renders. `promptd help vault SUBCOMMAND` "
             "says what each subcommand reads, writes and exits with."
         ),
@@ -151,17 +144,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
             (Exit.FINDINGS, "not sealed: the template has findings, or the vault key cannot be read (vault_locked)"),
             (
                 Exit.USAGE,
-                "usage or input error: bad arguments, a file that cannot be read or is not UTF-8 text, a file "
-                "that is sealed already, an output that cannot be written, an invalid configuration",
+                "usage or input error: bad arguments, a file that cannot be read or is not UTF-8 text, a file that is sealed already, an output that cannot be written, an invalid configuration",
             ),
         ),
         formatter_class=formatter,
     )
     seal.add_argument("file", help="the plaintext template")
     seal.add_argument("-o", "--output", help="where to write the sealed file (default stdout)")
-    seal.add_argument(
-        "--id", default="apply_patch", help="template id bound into the seal: primary, subagent, apply_patch or an id of your own (default apply_patch)"
-    )
+    seal.add_argument("--id", default="apply_patch", help="template id bound into the seal: primary, subagent, apply_patch or an id of your own (default apply_patch)")
     seal.add_argument("--version", type=int, default=1, help="template version bound into the seal (default 1)")
     seal.add_argument("--key-file", help=KEY_HELP)
     seal.add_argument("--exempt", action="append", metavar="KIND", help="a tool kind exempt from the guard lint (repeatable; default from config)")
@@ -179,8 +169,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
             (Exit.OK, "the file opens, compiles and lints clean"),
             (
                 Exit.FINDINGS,
-                "the template has findings (printed on stdout), or a vault error: the file cannot be read or is not "
-                "sealed, the key cannot open it, it holds another id (vault_locked)",
+                "the template has findings (printed on stdout), or a vault error: the file cannot be read or is not sealed, the key cannot open it, it holds another id (vault_locked)",
             ),
             (Exit.USAGE, "usage or input error: bad arguments, an invalid configuration"),
         ),
@@ -195,10 +184,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     opener = actions.add_parser(
         "open",
         help="print the plaintext of a sealed template",
-        description=wrap(
-            "Print the plaintext of a sealed template (default: the configured or shipped Apply-Patch one), "
-            "or write it to -o FILE, which only you can read (mode 0600)."
-        ),
+        description=wrap("Print the plaintext of a sealed template (default: the configured or shipped Apply-Patch one), or write it to -o FILE, which only you can read (mode 0600)."),
         epilog=exit_status(
             (Exit.OK, "the plaintext was printed or written"),
             (Exit.FINDINGS, "a vault error: the file cannot be read or is not sealed, the key cannot open it, it holds another id (vault_locked)"),
@@ -259,9 +245,7 @@ def _render_inputs(parser: argparse.ArgumentParser, contexts: bool, single_conte
     parser.add_argument("--tool", action="append", default=[], metavar="KIND=NAME", help="a tool by kind, e.g. read=read_file (repeatable)")
     parser.add_argument("--tools", metavar="FILE", help="tools by kind from a JSON or YAML file ({kind: name} or {by_kind: {...}})")
     parser.add_argument("--param", action="append", default=[], metavar="KIND.NAME=CLIENT", help="a parameter name mapping (repeatable)")
-    parser.add_argument(
-        "--flag", action="append", default=[], metavar="NAME[=true|false]", help="a template flag, true unless given; the name must be one a template reads"
-    )
+    parser.add_argument("--flag", action="append", default=[], metavar="NAME[=true|false]", help="a template flag, true unless given; the name must be one a template reads")
     if contexts or not single_context:
         parser.add_argument(
             "--strict-undefined",

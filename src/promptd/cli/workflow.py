@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
+from promptd import files
 from promptd.cli import exits
 from promptd.cli.exits import Exit, Failed
-from promptd import files
 from promptd.files import Refusal, Refused
 
 SNAPSHOT_SUFFIX = ".txt"

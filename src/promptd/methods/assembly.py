@@ -105,7 +105,13 @@ def report(assembled: Assembled, session: str, ctx: Context) -> None:
         ctx.emit(*SpilledEvent(session=session, path=assembled.spill.path, retention_hours=assembled.spill.retention_hours).notification())
     if assembled.spill_failure is not None:
         log.warning("spill_failed", reason=assembled.spill_failure)
-    log.info("assembled", fragments=len(assembled.fragments), delivered=sum(1 for f in assembled.fragments if f.status in (FragmentStatus.DELIVERED, FragmentStatus.TRUNCATED)), chars=len(assembled.body), skipped=len(assembled.skipped))
+    log.info(
+        "assembled",
+        fragments=len(assembled.fragments),
+        delivered=sum(1 for f in assembled.fragments if f.status in (FragmentStatus.DELIVERED, FragmentStatus.TRUNCATED)),
+        chars=len(assembled.body),
+        skipped=len(assembled.skipped),
+    )
 
 
 def to_result(assembled: Assembled) -> AssembleResult:

@@ -25,9 +25,7 @@ async def lint(params: LintParams, ctx: Context) -> LintResult:
 
     def run(cancel: worker.Cancel) -> list[guard.Violation]:
         def in_worker(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str]) -> list[guard.Violation]:
-            return worker.pool().lint(
-                source, exempt, strict, flags, tool_kinds, deadline_s=settings.render_timeout_ms / 1000, memory_mb=settings.render_memory_mb, cancel=cancel
-            )
+            return worker.pool().lint(source, exempt, strict, flags, tool_kinds, deadline_s=settings.render_timeout_ms / 1000, memory_mb=settings.render_memory_mb, cancel=cancel)
 
         return guard.lint(params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds, finder=in_worker)
 

@@ -28,10 +28,7 @@ def parse(params: CitationParseParams, ctx: Context) -> CitationParseResult:
     # The domain counts code points; the host gets offsets in the unit it asked for at initialize.
     at = offsets_in(params.text, ctx.runtime.offset_unit)
     return CitationParseResult(
-        segments=[
-            CitationSegment(type=s.type, text=s.text, ids=list(s.ids), form=s.form, marker_type=s.marker_type, start=at(s.start), end=at(s.end))
-            for s in parsed.segments
-        ],
+        segments=[CitationSegment(type=s.type, text=s.text, ids=list(s.ids), form=s.form, marker_type=s.marker_type, start=at(s.start), end=at(s.end)) for s in parsed.segments],
         pending=parsed.pending,
     )
 
@@ -58,7 +55,9 @@ def strip(params: CitationStripParams, ctx: Context) -> CitationStripResult:
 # parse, export and strip are linear but may get a whole long answer: offloaded so one large
 # request never stalls the others.
 METHODS: list[Method] = [
-    Method("citation/parse", CitationParseParams, CitationParseResult, parse, "Splits model output into text, citation and marker segments; an unfinished marker at the end is `pending`.", offload=True),
+    Method(
+        "citation/parse", CitationParseParams, CitationParseResult, parse, "Splits model output into text, citation and marker segments; an unfinished marker at the end is `pending`.", offload=True
+    ),
     Method("citation/describe", CitationDescribeParams, CitationDescribeResult, describe, "Kind, label, icon and open action for a citation source URL."),
     Method("citation/export", CitationExportParams, CitationExportResult, export, "Plain text for copying: citations as [n] references and a Sources list.", offload=True),
     Method("citation/strip", CitationStripParams, CitationStripResult, strip, "The text with citation markers removed, for logs and previews.", offload=True),

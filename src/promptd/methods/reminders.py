@@ -37,7 +37,7 @@ def keys(params: Empty, ctx: Context) -> KeysResult:
 
 
 METHODS: list[Method] = [
-    Method("reminder/wrap", WrapParams, WrapResult, wrap, "Wraps one body in a <system-reminder key=\"...\"> block (the keyed reminder format)."),
+    Method("reminder/wrap", WrapParams, WrapResult, wrap, 'Wraps one body in a <system-reminder key="..."> block (the keyed reminder format).'),
     Method("reminder/wrap_many", WrapManyParams, WrapResult, wrap_many, "Wraps ordered parts and joins the blocks with one blank line."),
     Method("reminder/keys", Empty, KeysResult, keys, "The reserved-key registry, plus keys the host added."),
 ]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
-import stat
 import sys
 import tempfile
 import types

@@ -82,18 +82,14 @@ class PromptContext(BaseModel):
     working_directory: StrictStr | None = None
     current_date: StrictStr | None = None
     is_non_interactive: StrictBool = Field(False, description="true for SDKs, pipelines and other unattended use.")
-    include_browser_verification: StrictBool = Field(
-        False, description="The default of the flag of the same name (a request's flags still win), kept with the context as in the reference pipeline."
-    )
+    include_browser_verification: StrictBool = Field(False, description="The default of the flag of the same name (a request's flags still win), kept with the context as in the reference pipeline.")
     role_instructions: StrictStr | None = Field(None, description="The agent's role: rendered for both audiences (a subagent's role is its own).")
     persona_instructions: StrictStr | None = Field(None, description="The agent's persona: rendered for both audiences.")
     role_summaries: list[StrictStr] = Field(default=[], description="Kept for primary; cleared by prompt/persist for subagent.")
     persona_summaries: list[StrictStr] = Field(default=[], description="Kept for primary; cleared by prompt/persist for subagent.")
     memory_global_path: StrictStr | None = Field(None, description="Where the user's global memory lives (a template variable).")
     memory_workspace_path: StrictStr | None = Field(None, description="Where this workspace's memory lives (a template variable).")
-    agents_md_files: list[AgentsMdFile] = Field(
-        default=[], description="Project instruction files in precedence order; carried, not rendered into the prompt."
-    )
+    agents_md_files: list[AgentsMdFile] = Field(default=[], description="Project instruction files in precedence order; carried, not rendered into the prompt.")
     build_timestamp_utc: StrictStr | None = Field(None, description="When the host built this context (ISO 8601, UTC); carried, not rendered.")
     prompt_body: StrictStr | None = Field(None, description="The custom body: appended in extend mode, the whole prompt in full mode.")
     system_prompt: Literal[Override.NONE, Override.CODEX] | CustomOverride | SealedOverride = Field(
@@ -215,9 +211,7 @@ def _json(text: str, path: Path) -> Any:
     except json.JSONDecodeError as exc:
         # `FILE:LINE:COL: message`, as a compiler says it (json counts both from 1).
         problem = exc.msg[:1].lower() + exc.msg[1:]
-        raise InvalidContext(
-            f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {problem}", field="context", file=str(path), line=exc.lineno, column=exc.colno
-        ) from None
+        raise InvalidContext(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {problem}", field="context", file=str(path), line=exc.lineno, column=exc.colno) from None
 
 
 def _yaml(text: str, path: Path) -> Any:

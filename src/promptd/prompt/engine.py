@@ -28,13 +28,12 @@ from io import StringIO
 from types import TracebackType
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, Undefined, UndefinedError
+from jinja2 import TemplateSyntaxError, Undefined, UndefinedError, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
-from jinja2.utils import Namespace, missing
-from jinja2 import nodes
 from jinja2.nodes import Concat
 from jinja2.sandbox import MAX_RANGE, ImmutableSandboxedEnvironment, SandboxedFormatter, safe_range
+from jinja2.utils import Namespace, missing
 from markupsafe import EscapeFormatter, Markup
 
 from promptd.errors import TemplateRender, TemplateSyntax
@@ -528,9 +527,7 @@ def syntax_error(env: Any, source: str, exc: TemplateSyntaxError, name: str) -> 
     return TemplateSyntax(f"template {name!r} line {line}, column {column}: {cause}", template=name, line=line, column=column, cause=cause)
 
 
-def _render_error(
-    exc: BaseException, name: str, tb: TracebackType | None, source: str, variables: Mapping[str, Any], env: Any
-) -> TemplateRender:
+def _render_error(exc: BaseException, name: str, tb: TracebackType | None, source: str, variables: Mapping[str, Any], env: Any) -> TemplateRender:
     from promptd.prompt import positions
 
     line = _template_line(tb, name)

@@ -468,9 +468,7 @@ PYTHON_ONLY_METHODS = frozenset(
     }
 )  # fmt: skip
 # Jinja2 filters MiniJinja's builtins do not have.
-JINJA2_ONLY_FILTERS = frozenset(
-    {"center", "filesizeformat", "forceescape", "striptags", "truncate", "urlize", "wordcount", "wordwrap", "xmlattr"}
-)
+JINJA2_ONLY_FILTERS = frozenset({"center", "filesizeformat", "forceescape", "striptags", "truncate", "urlize", "wordcount", "wordwrap", "xmlattr"})
 # Jinja2 tests MiniJinja's builtins do not have.
 JINJA2_ONLY_TESTS = frozenset({"callable"})
 # What MiniJinja offers instead of a Python method, for the lint's message.

@@ -123,7 +123,7 @@ def _namespace_line(node: nodes.Node) -> int:
     while not isinstance(node, nodes.Name):
         # Every node a reference sits in (Getattr, Getitem, Filter, Call, Test) keeps its operand
         # in `.node`, which jinja2's base Node does not declare.
-        node = getattr(node, "node")
+        node = getattr(node, "node")  # noqa: B009 - typed as the base Node, which declares no `.node`
     return node.lineno
 
 

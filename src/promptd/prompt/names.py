@@ -1,4 +1,4 @@
-""""Did you mean": the likeliest intended names for a misspelled one.
+""" "Did you mean": the likeliest intended names for a misspelled one.
 
 Domain layer. The helper itself lives at the base (promptd.text.suggest), where the configuration
 and the command line can reach it too; the engine, the lint and the variable listing import it

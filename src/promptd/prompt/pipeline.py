@@ -222,9 +222,7 @@ def render(
     return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), chars=len(text), stable_prefix_chars=stable, variables=values)
 
 
-def _render_text(
-    context: PromptContext, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers, bounded: Bounded
-) -> tuple[str, str]:
+def _render_text(context: PromptContext, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers, bounded: Bounded) -> tuple[str, str]:
     body = context.body
     if context.prompt_mode is PromptMode.FULL:
         if body is None:
@@ -260,9 +258,7 @@ def _unbounded(name: str, run: Callable[[], str]) -> str:
     return run()
 
 
-def _render_base(
-    context: PromptContext, name: str, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers, bounded: Bounded
-) -> str:
+def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers, bounded: Bounded) -> str:
     eng = engine()
     override = context.system_prompt
     if isinstance(override, CustomOverride):
@@ -273,9 +269,7 @@ def _render_base(
     sealed = open_vault(template_id) if open_vault is not None else None
     if sealed is None:
         if isinstance(override, SealedOverride):
-            raise InvalidContext(
-                f"no sealed template {template_id!r} is configured (config vault.templates)", field="system_prompt.sealed", reason="unknown_sealed"
-            )
+            raise InvalidContext(f"no sealed template {template_id!r} is configured (config vault.templates)", field="system_prompt.sealed", reason="unknown_sealed")
         if name == "apply_patch":
             raise InvalidContext("the codex override needs the template vault", field="system_prompt", reason="no_vault")
         # Shipped: its compiled code is kept on disk, so the next process skips compiling it.

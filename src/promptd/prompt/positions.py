@@ -79,7 +79,7 @@ def tokens(environment: Any, source: str) -> list[Token]:
 
 def _located(environment: Any, source: str, lines: Lines, tracker: list[int] | None = None) -> Iterator[Token]:
     cursor = 0
-    for lineno, token_type, value in environment.lexer.tokeniter(source, None):
+    for _lineno, token_type, value in environment.lexer.tokeniter(source, None):
         offset = source.find(value, cursor) if value else cursor
         if offset < 0:
             offset = cursor

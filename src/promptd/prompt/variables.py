@@ -28,8 +28,6 @@ __all__ = ["TOOL_KINDS", "Source", "Variable", "describe", "flag_names", "known_
 TOOL_KINDS = frozenset({"read", "edit", "patch", "list", "search", "execute", "plan", "web", "task", "memory"})
 
 
-
-
 # The variable the runtime fills in from its own configuration.
 RUNTIME_NAMES = frozenset({"reminder_style"})
 

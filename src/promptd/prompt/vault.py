@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 import re
 import secrets
 from collections.abc import Callable, Mapping
@@ -260,9 +259,7 @@ class Vault:
         except files.Refused as exc:
             if exc.reason in (files.Refusal.MISSING, files.Refusal.DIRECTORY, files.Refusal.UNREADABLE):
                 raise VaultLocked(f"cannot read the sealed template {self.path}: {exc.detail}", reason="missing_file", template_id=self.template_id) from None
-            raise VaultLocked(
-                f"the sealed template {self.path} is refused: {exc.detail}", reason="unsafe_file", refusal=exc.reason.value, template_id=self.template_id
-            ) from None
+            raise VaultLocked(f"the sealed template {self.path} is refused: {exc.detail}", reason="unsafe_file", refusal=exc.reason.value, template_id=self.template_id) from None
         sealed = parse(data)
         # An empty template_id accepts any (`promptd vault open` / `verify` without --id).
         if self.template_id and sealed.template_id != self.template_id:

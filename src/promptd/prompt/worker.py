@@ -611,7 +611,9 @@ def _job_reply(eng: Any, job: dict[str, Any]) -> dict[str, Any]:
         return {"error": {"type": type(exc).__name__, "message": exc.message, "data": exc.to_data()}}
     except MemoryError:
         # Outside the render itself (reading the job, a lint step): the sandbox's refusal too.
-        return {"error": {"type": "TemplateRender", "message": f"template {name!r}: {limits.MEMORY_CAUSE}", "data": {"template": name, "line": None, "cause": limits.MEMORY_CAUSE, "error": "security"}}}
+        return {
+            "error": {"type": "TemplateRender", "message": f"template {name!r}: {limits.MEMORY_CAUSE}", "data": {"template": name, "line": None, "cause": limits.MEMORY_CAUSE, "error": "security"}}
+        }
     except Exception as exc:  # noqa: BLE001 - whatever else fails is answered, with its name only
         _log_error("render_worker_error", exc)
         cause = f"the render process failed ({type(exc).__name__})"

@@ -39,4 +39,3 @@ def wrap(key: str, body: str, nonce: str | None = None) -> str:
     check_body(body)
     attributes = f'key="{key}"' if nonce is None else f'key="{key}" nonce="{nonce}"'
     return f"<system-reminder {attributes}>\n{escape_body(body)}\n{CLOSE_MARKER}"
-

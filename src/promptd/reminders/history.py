@@ -200,9 +200,7 @@ def _stream(reader: _Reader, at: Pointer, walk: Walk, trust: Trust, style: Block
     return [text + block for text, block in zip(stream.texts, kept, strict=True)], dropped
 
 
-def sanitize_message(
-    message: object, at: Pointer, walk: Walk, trust: Trust, style: BlockStyle, shape: MessageShape | None = None, session: str | None = None
-) -> tuple[object, int]:
+def sanitize_message(message: object, at: Pointer, walk: Walk, trust: Trust, style: BlockStyle, shape: MessageShape | None = None, session: str | None = None) -> tuple[object, int]:
     """One stored message, in any SDK's shape (or the pinned one): (message, dropped). What was
     found is recorded in `walk`, at pointers under `at`."""
     reading = shapes.read(message, shape)

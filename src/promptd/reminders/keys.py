@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import NamedTuple
 from functools import cache
+from typing import NamedTuple
 
 from promptd.errors import UnregisteredKey
 from promptd.reminders.format import check_key

@@ -19,8 +19,8 @@ import hmac
 import secrets
 import threading
 from collections import OrderedDict
-from typing import NamedTuple
 from enum import StrEnum
+from typing import NamedTuple
 
 from promptd.reminders.kinds import Eviction
 from promptd.reminders.signing import Signer

@@ -123,12 +123,7 @@ def sanitize_stream(parts: Sequence[str], nonce: str | None = None, locked: Sequ
     joined = "".join(cleaned)
     hits = scan(joined)
     if hits:
-        edits = [
-            _Edit(h.start, h.name, h.name, RENAME_PREFIX, SpanKind.TAG)
-            if h.kind == "tag"
-            else _Edit(h.start, h.start, h.end, DELIMITER_TEXT[h.folded], SpanKind.DELIMITER)
-            for h in hits
-        ]
+        edits = [_Edit(h.start, h.name, h.name, RENAME_PREFIX, SpanKind.TAG) if h.kind == "tag" else _Edit(h.start, h.start, h.end, DELIMITER_TEXT[h.folded], SpanKind.DELIMITER) for h in hits]
         cleaned = _apply(cleaned, edits, locked, findings, joined, hits)
     findings.sort(key=lambda finding: finding.part)
     return Stream(cleaned, findings)
@@ -163,8 +158,7 @@ def inspect(text: str, nonce: str | None = None) -> list[Span]:
     return spans
 
 
-def _apply(parts: list[str], edits: list[_Edit], locked: list[bool], findings: list[Finding], joined: str | None = None, hits: list[Hit] | None = None
-) -> list[str]:
+def _apply(parts: list[str], edits: list[_Edit], locked: list[bool], findings: list[Finding], joined: str | None = None, hits: list[Hit] | None = None) -> list[str]:
     """Applies non-overlapping `edits` (in joined offsets, sorted by anchor) to `parts`, recording
     a finding for each. An edit whose markup begins in a locked part goes to the first unlocked
     part it reaches; one that lies wholly in locked parts is only recorded. `joined` and `hits`

@@ -221,4 +221,3 @@ def clean_value(value: object, nonce: str | None = None) -> Cleaned:
     walk = Walk(nonce)
     out = walk.value(value, ROOT, 0)
     return Cleaned(out, walk.changes(), walk.neutralized)
-

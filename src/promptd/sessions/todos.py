@@ -41,6 +41,7 @@ def nudge_text(view: Any) -> str | None:
 
 # ---- TodoGate ------------------------------------------------------------------------------
 
+
 class TodoStatus(StrEnum):
     PENDING = "pending"
     IN_PROGRESS = "in_progress"
@@ -136,6 +137,5 @@ def gate_text(parts: Partition, plan_tool: str | None, clean: Callable[[str], st
 
 def exhausted_text(max_fires: int) -> str:
     return (
-        f"The todo check has reminded the agent {max_fires} time(s) for this prompt and will not do so "
-        "again. Open todo items remain; the user can ask the agent to continue, or review the todo list."
+        f"The todo check has reminded the agent {max_fires} time(s) for this prompt and will not do so again. Open todo items remain; the user can ask the agent to continue, or review the todo list."
     )

@@ -19,16 +19,16 @@ import warnings
 from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn
 
-from promptd.runtime import Runtime
+from promptd.logs import Logger
 from promptd.methods import TABLE
 from promptd.methods.base import Context, Method
 from promptd.methods.boundary import RpcFailure, discard, start
+from promptd.rpc import codes
+from promptd.rpc.connection import SHUTDOWN_METHOD, Call, Cancel, Connection, Diagnostic, EndOfInput, Event, Exit, Notify, Reply, Send
+from promptd.runtime import Runtime
 from promptd.transport.peer import ClientPeer
 from promptd.transport.reader import InputReader
-from promptd.rpc import codes
-from promptd.rpc.connection import Call, Cancel, Connection, Diagnostic, EndOfInput, Event, Exit, Notify, Reply, Send, SHUTDOWN_METHOD
 from promptd.transport.writer import FrameWriter
-from promptd.logs import Logger
 
 # Requests running at once before the reader waits: bounds memory under a flood without ever
 # refusing a well-behaved client. The bytes of their lines are bounded too, by the setting
@@ -134,12 +134,7 @@ class Server:
 
     def _resume(self) -> None:
         # Resumed at half of each bound, so a flood is read in batches rather than line by line.
-        if (
-            self.reader.paused
-            and len(self._tasks) < MAX_IN_FLIGHT // 2
-            and self._bytes_in_flight <= self.runtime.config.max_in_flight_bytes // 2
-            and not self.writer.congested()
-        ):
+        if self.reader.paused and len(self._tasks) < MAX_IN_FLIGHT // 2 and self._bytes_in_flight <= self.runtime.config.max_in_flight_bytes // 2 and not self.writer.congested():
             self.reader.resume()
 
     def _room_to_write(self) -> None:

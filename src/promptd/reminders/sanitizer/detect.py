@@ -31,8 +31,8 @@ from collections.abc import Iterator
 from html.entities import html5
 from typing import NamedTuple
 
-from promptd.reminders.sanitizer.escapes import INTRODUCERS, decode, unit, unit_readings
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
+from promptd.reminders.sanitizer.escapes import INTRODUCERS, decode, unit, unit_readings
 from promptd.reminders.sanitizer.fold import fold, fold_all
 from promptd.text import has_astral
 
@@ -207,7 +207,6 @@ class Hit(NamedTuple):
     name: int
 
 
-
 # Code that merely names such a type is not a tag: a camelCase or PascalCase identifier written
 # in plain ASCII letters (`List<DisplayTrigger>`, `i<displayTriggers.length`). A name with a
 # separator, in one case, disguised or escaped is a tag wherever it stands (docs/security.md).
@@ -219,15 +218,11 @@ _IDENTIFIERS = frozenset({"systemReminder", "SystemReminder", "displayTrigger", 
 _ASCII_FOLD = {chr(c): "" if chr(c) in _MARKDOWN_MARKERS else fold(chr(c)) for c in range(0x80) if chr(c) not in INTRODUCERS}
 _BRACKET_SET = frozenset(BRACKETS)
 # The same folding as a str.translate table: skipped characters deleted, the rest folded.
-_ASCII_TABLE: dict[int, str | None] = {
-    ord(c): (None if not f or all(x in _SKIPPED for x in f) else f) for c, f in _ASCII_FOLD.items()
-}
+_ASCII_TABLE: dict[int, str | None] = {ord(c): (None if not f or all(x in _SKIPPED for x in f) else f) for c, f in _ASCII_FOLD.items()}
 _ALPHABET = frozenset("".join(_PREFIXES))
 # ASCII characters a tag name (with its "/" and separators) can be written in: the fast reader
 # takes a run of them at once.
-_NAME_RUN = re.compile(
-    "[" + re.escape("".join(chr(o) for o, f in _ASCII_TABLE.items() if f is None or all(x in _ALPHABET for x in f))) + "]*+"
-)
+_NAME_RUN = re.compile("[" + re.escape("".join(chr(o) for o, f in _ASCII_TABLE.items() if f is None or all(x in _ALPHABET for x in f))) + "]*+")
 _LEAD = "".join(chr(o) for o, f in _ASCII_TABLE.items() if f is None) + "/"
 _COMPLETE_TUPLE = tuple(sorted(_COMPLETE))
 _PREFIXES_OR_EMPTY = _PREFIXES | {""}
@@ -251,9 +246,7 @@ def tag_name_at(text: str, pos: int) -> int | None:
         offset = len(written) - len(written.lstrip(_LEAD))
         return None if written.startswith(_IDENTIFIER_TUPLE, offset) else pos + offset
     end = pos + len(written)
-    if end < len(text) and folded in _PREFIXES_OR_EMPTY and (
-        not text[end].isascii() or text[end] in INTRODUCERS or (text[end] == "<" and _MARKUP.match(text, end))
-    ):
+    if end < len(text) and folded in _PREFIXES_OR_EMPTY and (not text[end].isascii() or text[end] in INTRODUCERS or (text[end] == "<" and _MARKUP.match(text, end))):
         # Go on unit by unit from where the run stopped, in the state the run left.
         offset = len(written) - len(written.lstrip(_LEAD))
         name = written[offset:]

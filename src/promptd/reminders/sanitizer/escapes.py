@@ -33,12 +33,8 @@ _PERCENT = re.compile(r"(?:25)*([0-9a-fA-F]{2})")
 _PERCENT_U = re.compile(r"(?:25)*[uU]([0-9a-fA-F]{4})")
 # The simple escapes: JSON's and JavaScript's, and Markdown's backslash before the punctuation a
 # tag name's reader passes over (`<system\_reminder>` renders as `<system_reminder>`).
-_BACKSLASH = re.compile(
-    r"\\*+(?:[ux]\{0*([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})|([0-7]{1,3})|([/\"'bfnrtv_.:*~-]))"
-)
-_SIMPLE_BACKSLASH = {"/": "/", '"': '"', "'": "'", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"} | {
-    mark: mark for mark in "-_.:*~"
-}
+_BACKSLASH = re.compile(r"\\*+(?:[ux]\{0*([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|x([0-9a-fA-F]{2})|([0-7]{1,3})|([/\"'bfnrtv_.:*~-]))")
+_SIMPLE_BACKSLASH = {"/": "/", '"': '"', "'": "'", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"} | {mark: mark for mark in "-_.:*~"}
 # Entity names that browsers accept without the trailing ";" (the legacy ones), for `&ltfoo`.
 _LEGACY = frozenset(name for name in html5 if not name.endswith(";"))
 

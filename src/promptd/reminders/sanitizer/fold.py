@@ -34,10 +34,7 @@ from promptd.reminders.sanitizer.letters import BASES, MARK_LETTERS
 # Hangul fillers, the Mongolian vowel separator, Braille blank, combining grapheme joiner,
 # variation selectors. Categories Cf (format: zero-width, bidi controls, tags), Mn and Me are
 # handled by category.
-_INVISIBLE_EXTRA = frozenset(
-    "\u115f\u1160\u3164\uffa0\u180e\u2800\u034f"
-    + "".join(chr(c) for c in range(0xFE00, 0xFE10))
-)
+_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u180e\u2800\u034f" + "".join(chr(c) for c in range(0xFE00, 0xFE10)))
 
 # Angle brackets that TR39 does not map to "<" but that read as one in a tag: the CJK and
 # mathematical left angle brackets and the medium left-pointing angle bracket ornament. Stricter
@@ -61,9 +58,31 @@ def is_invisible(ch: str) -> bool:
 # Letters TR39 maps to another non-ASCII look-alike (Cyrillic "т" to the small capital "ᴛ", "к"
 # to "ĸ", Greek "ε" to "ꞓ") that a reader of a word still takes for the Latin letter. Applied after
 # TR39; small capitals and dashes are handled by rule in `_supplement`.
-_READS_AS = {"\u03b5": "e", "\u03ba": "k", "\u043a": "k", "\u0138": "k", "\u043c": "m", "\u03bc": "m", "\u028d": "m", "\u043f": "n", "\u03c0": "n", "\u0442": "t", "\u03c4": "t", "\ua793": "e", "\u1971": "e", "\u30fc": "-",
+_READS_AS = {
+    "\u03b5": "e",
+    "\u03ba": "k",
+    "\u043a": "k",
+    "\u0138": "k",
+    "\u043c": "m",
+    "\u03bc": "m",
+    "\u028d": "m",
+    "\u043f": "n",
+    "\u03c0": "n",
+    "\u0442": "t",
+    "\u03c4": "t",
+    "\ua793": "e",
+    "\u1971": "e",
+    "\u30fc": "-",
     # Middle dots and bullets read as the dot separator; the replacement character as nothing.
-    "\u00b7": ".", "\u2022": ".", "\u30fb": ".", "\u2027": ".", "\u2219": ".", "\u22c5": ".", "\uff65": ".", "\ufffd": ""}
+    "\u00b7": ".",
+    "\u2022": ".",
+    "\u30fb": ".",
+    "\u2027": ".",
+    "\u2219": ".",
+    "\u22c5": ".",
+    "\uff65": ".",
+    "\ufffd": "",
+}
 
 
 def _supplement(ch: str) -> str:
