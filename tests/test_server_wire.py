@@ -304,7 +304,8 @@ def test_input_from_a_regular_file_is_read_by_a_thread_and_served_to_its_end(tmp
 
 def test_reading_pauses_while_the_lines_of_the_requests_in_flight_pass_max_in_flight_bytes(spawn):
     # A bound of 1 MiB: four sleeping requests of 300 KiB each pass it, so the line after them is
-    # not read (and not answered) until they have finished, though it would be answered at once.
+    # not read (and not answered), though it would be answered at once, until reading resumes at
+    # half the bound: once at least three of them have finished.
     server = spawn(env={"PROMPTD_MAX_IN_FLIGHT_BYTES": str(1 << 20)}, test_methods=True)
     assert server.settled(timeout=60)
     heavy = b"".join(json.dumps({"jsonrpc": "2.0", "id": f"a{n}", "method": "test/sleep", "params": {"ms": 2000, "tag": "t" * (300 << 10)}}).encode() + b"\n" for n in range(4))
@@ -313,7 +314,7 @@ def test_reading_pauses_while_the_lines_of_the_requests_in_flight_pass_max_in_fl
     light = b" " * (512 << 10) + json.dumps({"jsonrpc": "2.0", "id": "light", "method": "reminder/keys"}).encode() + b"\n"
     server.send_raw(heavy + light)
     order = [server.read(timeout=60)["id"] for _ in range(5)]
-    assert order[-1] == "light" and sorted(order[:4]) == ["a0", "a1", "a2", "a3"]
+    assert order.index("light") >= 3 and sorted(set(order) - {"light"}) == ["a0", "a1", "a2", "a3"]
 
 
 def test_under_the_default_bound_the_same_flood_does_not_hold_up_a_light_request(shared_testserver):
