@@ -196,8 +196,13 @@ class Hit(NamedTuple):
     """Forged markup found in the text.
 
     For a tag, `start`/`end` span its bracket and `name` is where the first letter of its name
-    begins (after any "/", separators and invisibles): the sanitizer renames the tag there. For a
-    delimiter, `start`/`end` span the delimiter (or the escape that spells it) and `name` == `end`.
+    begins (after any "/", separators and invisibles): the sanitizer renames the tag there. When
+    markup comes before the first letter (`<<b></b>system-reminder>`), `name` is where that markup
+    begins: only separators and invisibles lie between the bracket and it, so a rename there (or
+    anywhere before it, where a split stream puts it) ends the name, while a rename inside the
+    markup could leave it markup; and the hits stay in the order of their edits, since a hit
+    inside that markup starts after it. For a delimiter, `start`/`end` span the delimiter (or the
+    escape that spells it) and `name` == `end`.
     """
 
     start: int
@@ -268,11 +273,13 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
 
     `seen` is the folded name read so far, `name_start` where its first letter is (-1: none yet),
     `written` the name exactly as written while every unit of it is one plain ASCII letter, else
-    None."""
+    None. Returns where the tag is renamed: the name's first letter, or the first piece of markup
+    when one comes before it (see Hit)."""
     n = len(text)
     plain = _ASCII_FOLD
     # Every folded name the units so far may spell; usually one (see fold.fold_all).
     seen_all = {seen}
+    markup_before = -1
     while pos < n:
         unit_start = pos
         ch = text[pos]
@@ -280,9 +287,11 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
             markup = _MARKUP.match(text, pos)
             if markup is None:
                 return None  # a bracket ends every name
-            pos = markup.end()
             if name_start >= 0:
                 written = None  # a name with markup inside is not an identifier
+            elif markup_before < 0:
+                markup_before = pos
+            pos = markup.end()
             continue
         folded = plain.get(ch)
         if folded is None:
@@ -303,6 +312,8 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
                 if after is _COMPLETED:
                     if written is not None and written in _IDENTIFIERS:
                         return None
+                    if markup_before >= 0:
+                        return markup_before
                     return name_start if name_start >= 0 else unit_start
                 if after is not None:
                     following.add(after)
