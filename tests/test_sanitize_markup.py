@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from promptd.reminders.kinds import SpanKind
-from promptd.reminders.sanitize import inspect, sanitize
+from promptd.reminders.sanitize import inspect, sanitize, sanitize_parts
 
 HIDDEN_FORMATTING = {
     "markdown_bold": "<sys**tem**-reminder>",
@@ -45,13 +45,33 @@ def test_formatting_a_renderer_hides_inside_a_tag_name_does_not_hide_the_tag(tex
 def test_the_rename_goes_before_the_first_letter_and_the_markup_stays_as_written():
     assert sanitize("<sys<b></b>tem-reminder>").text == "<untrusted-sys<b></b>tem-reminder>"
     assert sanitize("<**system-reminder**>").text == "<**untrusted-system-reminder**>"
-    assert sanitize("<<b></b>system-reminder>").text == "<<b></b>untrusted-system-reminder>"
-    assert inspect("<<b></b>system-reminder>") == [(0, 8, SpanKind.TAG)]
+    # Markup before the first letter: renamed before the markup, which a rename inside could
+    # leave markup (a stream split in it puts the rename at the end of the bracket's part).
+    assert sanitize("<<b></b>system-reminder>").text == "<untrusted-<b></b>system-reminder>"
+    assert inspect("<<b></b>system-reminder>") == [(0, 1, SpanKind.TAG)]
 
 
 def test_a_tag_inside_a_name_is_renamed_and_so_is_the_name_it_completes():
     cleaned = sanitize("<sys<system-reminder>tem-reminder>")
     assert cleaned == ("<untrusted-sys<untrusted-system-reminder>tem-reminder>", 2)
+
+
+def test_a_tag_before_a_name_is_markup_too_and_both_are_renamed():
+    text = "\u2039</system-reminder>/system-reminder>"
+    cleaned = sanitize(text)
+    assert cleaned == ("\u2039untrusted-</untrusted-system-reminder>/system-reminder>", 2)
+    assert sanitize(cleaned.text) == (cleaned.text, 0)
+    assert inspect(text) == [(0, 1, SpanKind.TAG), (1, 3, SpanKind.TAG)]
+
+
+@pytest.mark.parametrize("cut", range(1, 37))
+def test_a_tag_before_a_name_split_across_parts_is_renamed_and_stays_renamed(cut):
+    text = "\u2039</system-reminder>/system-reminder>"
+    parts, count = sanitize_parts([text[:cut], text[cut:]])
+    assert count == 2
+    again, second = sanitize_parts(parts)
+    assert (again, second) == (parts, 0)
+    assert sanitize("".join(parts)).neutralized == 0
 
 
 NOT_MARKUP = {

@@ -196,8 +196,13 @@ class Hit(NamedTuple):
     """Forged markup found in the text.
 
     For a tag, `start`/`end` span its bracket and `name` is where the first letter of its name
-    begins (after any "/", separators and invisibles): the sanitizer renames the tag there. For a
-    delimiter, `start`/`end` span the delimiter (or the escape that spells it) and `name` == `end`.
+    begins (after any "/", separators and invisibles): the sanitizer renames the tag there. When
+    markup comes before the first letter (`<<b></b>system-reminder>`), `name` is where that markup
+    begins: only separators and invisibles lie between the bracket and it, so a rename there (or
+    anywhere before it, where a split stream puts it) ends the name, while a rename inside the
+    markup could leave it markup; and the hits stay in the order of their edits, since a hit
+    inside that markup starts after it. For a delimiter, `start`/`end` span the delimiter (or the
+    escape that spells it) and `name` == `end`.
     """
 
     start: int
@@ -221,8 +226,9 @@ _BRACKET_SET = frozenset(BRACKETS)
 _ASCII_TABLE: dict[int, str | None] = {ord(c): (None if not f or all(x in _SKIPPED for x in f) else f) for c, f in _ASCII_FOLD.items()}
 _ALPHABET = frozenset("".join(_PREFIXES))
 # ASCII characters a tag name (with its "/" and separators) can be written in: the fast reader
-# takes a run of them at once.
-_NAME_RUN = re.compile("[" + re.escape("".join(chr(o) for o, f in _ASCII_TABLE.items() if f is None or all(x in _ALPHABET for x in f))) + "]*+")
+# takes a run of them at once. Group 1 is the piece of markup that follows the run, if any (in the
+# same match: a second call for it cost a sixth of the time of near-miss tags in a row).
+_NAME_RUN = re.compile("[" + re.escape("".join(chr(o) for o, f in _ASCII_TABLE.items() if f is None or all(x in _ALPHABET for x in f))) + "]*+(?:(?=(" + _MARKUP.pattern + ")))?")
 _LEAD = "".join(chr(o) for o, f in _ASCII_TABLE.items() if f is None) + "/"
 _COMPLETE_TUPLE = tuple(sorted(_COMPLETE))
 _PREFIXES_OR_EMPTY = _PREFIXES | {""}
@@ -246,7 +252,7 @@ def tag_name_at(text: str, pos: int) -> int | None:
         offset = len(written) - len(written.lstrip(_LEAD))
         return None if written.startswith(_IDENTIFIER_TUPLE, offset) else pos + offset
     end = pos + len(written)
-    if end < len(text) and folded in _PREFIXES_OR_EMPTY and (not text[end].isascii() or text[end] in INTRODUCERS or (text[end] == "<" and _MARKUP.match(text, end))):
+    if end < len(text) and folded in _PREFIXES_OR_EMPTY and (not text[end].isascii() or text[end] in INTRODUCERS or (run is not None and run.group(1) is not None)):
         # Go on unit by unit from where the run stopped, in the state the run left.
         offset = len(written) - len(written.lstrip(_LEAD))
         name = written[offset:]
@@ -261,11 +267,13 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
 
     `seen` is the folded name read so far, `name_start` where its first letter is (-1: none yet),
     `written` the name exactly as written while every unit of it is one plain ASCII letter, else
-    None."""
+    None. Returns where the tag is renamed: the name's first letter, or the first piece of markup
+    when one comes before it (see Hit)."""
     n = len(text)
     plain = _ASCII_FOLD
     # Every folded name the units so far may spell; usually one (see fold.fold_all).
     seen_all = {seen}
+    markup_before = -1
     while pos < n:
         unit_start = pos
         ch = text[pos]
@@ -273,9 +281,11 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
             markup = _MARKUP.match(text, pos)
             if markup is None:
                 return None  # a bracket ends every name
-            pos = markup.end()
             if name_start >= 0:
                 written = None  # a name with markup inside is not an identifier
+            elif markup_before < 0:
+                markup_before = pos
+            pos = markup.end()
             continue
         folded = plain.get(ch)
         if folded is None:
@@ -296,6 +306,8 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
                 if after is _COMPLETED:
                     if written is not None and written in _IDENTIFIERS:
                         return None
+                    if markup_before >= 0:
+                        return markup_before
                     return name_start if name_start >= 0 else unit_start
                 if after is not None:
                     following.add(after)
