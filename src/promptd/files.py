@@ -159,8 +159,7 @@ def open_member(dir_fd: int, name: str) -> Opened:
         raise Refused(_open_refusal(exc)) from None
     try:
         after = os.fstat(fd)
-        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(after.st_mode):
-            raise Refused(Refusal.REPLACED)
+        check_same(before, after)
         check_file(fd, after)
     except BaseException:
         os.close(fd)
@@ -384,8 +383,7 @@ def read_named(path: str | os.PathLike[str], max_bytes: int = MAX_NAMED_BYTES) -
         raise Refused(_open_refusal(exc)) from None
     try:
         after = os.fstat(fd)
-        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(after.st_mode):
-            raise Refused(Refusal.REPLACED)
+        check_same(before, after)
         if on_kernel_filesystem(fd, after):
             raise Refused(Refusal.SPECIAL_FILESYSTEM)
         return read_fd(Opened(fd, after), max_bytes)
@@ -394,6 +392,13 @@ def read_named(path: str | os.PathLike[str], max_bytes: int = MAX_NAMED_BYTES) -
 
 
 # ---- reading -------------------------------------------------------------------------------------
+
+
+def check_same(before: os.stat_result, after: os.stat_result) -> None:
+    """The file opened is the one checked before the open, and still a regular file: a swap
+    between the two is refused, never read."""
+    if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(after.st_mode):
+        raise Refused(Refusal.REPLACED)
 
 
 def read_fd(opened: Opened, max_bytes: int) -> bytes:

@@ -121,8 +121,7 @@ def read_snapshot(folder_fd: int | None, filename: str) -> str | None:
         raise Refused(Refusal.SYMLINK if exc.errno in (errno.ELOOP, errno.EMLINK) else Refusal.UNREADABLE) from None
     try:
         after = os.fstat(fd)
-        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(after.st_mode):
-            raise Refused(Refusal.REPLACED)
+        files.check_same(before, after)
         if files.on_kernel_filesystem(fd, after):
             raise Refused(Refusal.SPECIAL_FILESYSTEM)
         return files.read_fd(files.Opened(fd, after), files.MAX_NAMED_BYTES).decode("utf-8")
