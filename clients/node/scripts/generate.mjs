@@ -95,6 +95,8 @@ export function tsType(schema, indent = "") {
   if (schema === true || schema === undefined) return "unknown";
   if (schema === false) return "never";
   if (!isObject(schema)) return "unknown";
+  const caller = callerType(schema);
+  if (caller) return caller.array ? `${caller.name}[]` : caller.name;
   if (typeof schema.$ref === "string") return typeName(schema.$ref.split("/").pop() ?? "unknown");
   if ("const" in schema) return JSON.stringify(schema.const);
   if (Array.isArray(schema.enum)) return union(schema.enum.map((v) => JSON.stringify(v)));
@@ -163,11 +165,68 @@ function members(schema, indent) {
   return out;
 }
 
+/**
+ * A field marked `x-caller-type: NAME` holds the caller's own data, given back in the same shape
+ * (history/sanitize's messages, content/sanitize_value's value): NAME is a type parameter standing
+ * for the field's type, or its items' type for an array.
+ * @param {Schema} schema @returns {{name: string, array: boolean, replaced: unknown} | null}
+ */
+function callerType(schema) {
+  const name = schema["x-caller-type"];
+  if (typeof name !== "string") return null;
+  if (!IDENTIFIER.test(name)) throw new Error(`x-caller-type ${JSON.stringify(name)} is not a type parameter name`);
+  const { "x-caller-type": _, ...plain } = schema;
+  const array = plain.type === "array" && isObject(plain.items);
+  return { name, array, replaced: array ? plain.items : plain };
+}
+
+/**
+ * The type parameters of a component: one per `x-caller-type` among its properties, bounded by
+ * `object` where the field's type is an object (a message), defaulting to the schema's own type,
+ * so that the component named without arguments is what it was before.
+ * @param {unknown} schema @param {Schema} components
+ * @returns {{name: string, bound: string | null, fallback: string}[]}
+ */
+export function typeParameters(schema, components) {
+  if (!isObject(schema) || !isObject(schema.properties)) return [];
+  const found = new Map();
+  for (const property of Object.values(schema.properties)) {
+    const caller = isObject(property) ? callerType(property) : null;
+    if (!caller || found.has(caller.name)) continue;
+    let target = caller.replaced;
+    if (isObject(target) && typeof target.$ref === "string") target = components[target.$ref.split("/").pop() ?? ""];
+    const bound = isObject(target) && target.type === "object" ? "object" : null;
+    found.set(caller.name, { name: caller.name, bound, fallback: tsType(caller.replaced) });
+  }
+  return [...found.values()];
+}
+
+/** `<Message extends object = HistoryMessage>`, or "" for a component without type parameters. */
+function declareParameters(parameters) {
+  if (parameters.length === 0) return "";
+  return `<${parameters.map((p) => `${p.name}${p.bound ? ` extends ${p.bound}` : ""} = ${p.fallback}`).join(", ")}>`;
+}
+
+/**
+ * A schema as the method tables name it: a generic component instantiated with its bounds
+ * (`HistorySanitizeParams<object>`), so that a wrapper's own instantiation is assignable to it.
+ */
+function instantiated(schema, components, indent) {
+  if (isObject(schema) && typeof schema.$ref === "string") {
+    const name = schema.$ref.split("/").pop() ?? "";
+    const parameters = typeParameters(components[name], components);
+    if (parameters.length > 0) return `${typeName(name)}<${parameters.map((p) => p.bound ?? "unknown").join(", ")}>`;
+  }
+  return tsType(schema, indent);
+}
+
 /** The declaration of one component schema. */
-function declaration(name, schema) {
+function declaration(name, schema, components) {
   const doc = comment(schema, "");
   const type = tsType(schema, "");
-  if (type.startsWith("{\n")) return `${doc}export interface ${typeName(name)} ${type}\n`;
+  const parameters = declareParameters(typeParameters(schema, components));
+  if (type.startsWith("{\n")) return `${doc}export interface ${typeName(name)}${parameters} ${type}\n`;
+  if (parameters) throw new Error(`${name}: x-caller-type is only supported on the properties of an object`);
   return `${doc}export type ${typeName(name)} = ${type};\n`;
 }
 
@@ -175,9 +234,9 @@ function declaration(name, schema) {
  * The params of a method: the named model the document gives in `x-params-schema` (so that
  * `turn/compose` takes a `ComposeParams`), else its by-name param list as an object type.
  */
-function paramsType(method, indent) {
+function paramsType(method, indent, components = {}) {
   const named = method["x-params-schema"];
-  if (isObject(named) && typeof named.$ref === "string") return tsType(named, indent);
+  if (isObject(named) && typeof named.$ref === "string") return instantiated(named, components, indent);
   const params = Array.isArray(method.params) ? method.params : [];
   if (params.length === 0) return "Record<string, never>";
   const schema = {
@@ -185,6 +244,29 @@ function paramsType(method, indent) {
     required: params.filter((p) => p.required).map((p) => p.name),
   };
   return `{\n${members(schema, indent + "  ")}${indent}}`;
+}
+
+/**
+ * The wrapper of a method whose params model has type parameters (x-caller-type): generic over
+ * them, its result model instantiated with the same ones. Null for every other method.
+ */
+function genericWrapper(method, components) {
+  const named = method["x-params-schema"];
+  const result = isObject(method.result) ? method.result.schema : undefined;
+  if (!isObject(named) || typeof named.$ref !== "string") return null;
+  const paramsName = named.$ref.split("/").pop() ?? "";
+  const parameters = typeParameters(components[paramsName], components);
+  if (parameters.length === 0) return null;
+  const names = parameters.map((p) => p.name);
+  let resultType = tsType(result, "  ");
+  if (isObject(result) && typeof result.$ref === "string") {
+    const resultName = result.$ref.split("/").pop() ?? "";
+    const own = typeParameters(components[resultName], components).map((p) => p.name);
+    const unknown = own.filter((n) => !names.includes(n));
+    if (unknown.length > 0) throw new Error(`${method.name}: the result's type parameters ${unknown} are not the params'`);
+    if (own.length > 0) resultType = `${typeName(resultName)}<${own.join(", ")}>`;
+  }
+  return { parameters: declareParameters(parameters), params: `${typeName(paramsName)}<${names.join(", ")}>`, result: resultType };
 }
 
 /** @param {unknown} doc @returns {string} */
@@ -214,13 +296,13 @@ export function render(doc) {
   out.push(`/** The protocol version of the document these types were generated from. */`);
   out.push(`export const PROTOCOL_VERSION = ${JSON.stringify(String(doc["x-protocol-version"] ?? ""))};`, "");
   for (const name of Object.keys(components).sort()) {
-    out.push(declaration(name, components[name]));
+    out.push(declaration(name, components[name], components));
   }
   out.push("/** Every request method: its params (by name) and its result. */");
   out.push("export interface Methods {");
   for (const method of requests) {
-    const result = isObject(method.result) ? tsType(method.result.schema, "    ") : "unknown";
-    out.push(`  ${JSON.stringify(method.name)}: {\n    params: ${paramsType(method, "    ")};\n    result: ${result};\n  };`);
+    const result = isObject(method.result) ? instantiated(method.result.schema, components, "    ") : "unknown";
+    out.push(`  ${JSON.stringify(method.name)}: {\n    params: ${paramsType(method, "    ", components)};\n    result: ${result};\n  };`);
   }
   out.push("}", "");
   out.push("/** Notifications the client sends (never answered). */");
@@ -285,6 +367,14 @@ export function render(doc) {
     const summary = typeof method.summary === "string" ? method.summary : "";
     out.push("");
     out.push(`  /** \`${method.name}\`${summary ? `: ${summary.replace(/\*\//g, "*\\/")}` : ""} */`);
+    const generic = genericWrapper(method, components);
+    if (generic) {
+      // What goes in as the caller's own type comes back as it: the server keeps the shape.
+      out.push(`  ${wrapperName(String(method.name))}${generic.parameters}(params: ${generic.params}, options?: RequestOptions): Promise<${generic.result}> {`);
+      out.push(`    return this.call(${name}, params, options) as Promise<${generic.result}>;`);
+      out.push("  }");
+      continue;
+    }
     out.push(
       `  ${wrapperName(String(method.name))}(params: ParamsOf<${name}>${optional ? " = {}" : ""}, options?: RequestOptions): Promise<ResultOf<${name}>> {`,
     );

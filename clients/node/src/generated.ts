@@ -298,15 +298,15 @@ export interface GateResult {
  */
 export type HistoryMessage = Record<string, JsonValue>;
 
-export interface HistorySanitizeParams {
+export interface HistorySanitizeParams<Message extends object = HistoryMessage> {
   shape?: MessageShape | null;
-  messages: HistoryMessage[];
+  messages: Message[];
   /** The session the conversation belongs to: a turn/compose block is kept only when it was written for that session (one of another session is neutralized). Without it, a block of any session is kept. */
   session?: string | null;
 }
 
-export interface HistorySanitizeResult {
-  messages: HistoryMessage[];
+export interface HistorySanitizeResult<Message extends object = HistoryMessage> {
+  messages: Message[];
   changes: Change[];
   neutralized: number;
   dropped: number;
@@ -723,14 +723,14 @@ export interface SanitizeResult {
   neutralized: number;
 }
 
-export interface SanitizeValueParams {
-  value: JsonValue;
+export interface SanitizeValueParams<Value = JsonValue> {
+  value: Value;
   /** @default "tool" */
   origin?: Origin;
 }
 
-export interface SanitizeValueResult {
-  value: JsonValue;
+export interface SanitizeValueResult<Value = JsonValue> {
+  value: Value;
   neutralized: number;
   changes: Change[];
 }
@@ -940,12 +940,12 @@ export interface Methods {
     result: SanitizeResult;
   };
   "content/sanitize_value": {
-    params: SanitizeValueParams;
-    result: SanitizeValueResult;
+    params: SanitizeValueParams<unknown>;
+    result: SanitizeValueResult<unknown>;
   };
   "history/sanitize": {
-    params: HistorySanitizeParams;
-    result: HistorySanitizeResult;
+    params: HistorySanitizeParams<object>;
+    result: HistorySanitizeResult<object>;
   };
   "initialize": {
     params: InitializeParams;
@@ -1199,13 +1199,13 @@ export abstract class GeneratedMethods {
   }
 
   /** `content/sanitize_value`: Sanitizes every string and key of a structured (JSON) tool result. */
-  contentSanitizeValue(params: ParamsOf<"content/sanitize_value">, options?: RequestOptions): Promise<ResultOf<"content/sanitize_value">> {
-    return this.call("content/sanitize_value", params, options);
+  contentSanitizeValue<Value = JsonValue>(params: SanitizeValueParams<Value>, options?: RequestOptions): Promise<SanitizeValueResult<Value>> {
+    return this.call("content/sanitize_value", params, options) as Promise<SanitizeValueResult<Value>>;
   }
 
   /** `history/sanitize`: Makes stored messages safe to reuse: a reminder kept only in turn/compose's exact shape, stale ones dropped, the rest sanitized. */
-  historySanitize(params: ParamsOf<"history/sanitize">, options?: RequestOptions): Promise<ResultOf<"history/sanitize">> {
-    return this.call("history/sanitize", params, options);
+  historySanitize<Message extends object = HistoryMessage>(params: HistorySanitizeParams<Message>, options?: RequestOptions): Promise<HistorySanitizeResult<Message>> {
+    return this.call("history/sanitize", params, options) as Promise<HistorySanitizeResult<Message>>;
   }
 
   /** `initialize`: Negotiates the protocol version, records client facts, applies config overrides. */

@@ -40,3 +40,20 @@ class Inline:
     def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         # Not handler(schema): that would add the enum to the document's named components.
         return {"enum": [member.value for member in self.enum], "type": "string"}
+
+
+class CallerType:
+    """`Annotated[list[HistoryMessage], CallerType("Message")]`: a field that holds the caller's own
+    data and comes back in the same shape (history/sanitize's messages, content/sanitize_value's
+    value). The field's schema gets `x-caller-type: "Message"`; the generated clients read it and
+    make the params and result types generic over a type parameter of that name, standing for the
+    field's type (its items' type, for a list), so an SDK's own message type goes in without a cast
+    and comes back as itself. The schema itself is unchanged: the server accepts any such value."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {**handler(schema), "x-caller-type": self.name}

@@ -1,8 +1,10 @@
 """Provenance: sanitizing untrusted content, parsing and stripping reminder blocks, stored history."""
 
+from typing import Annotated
+
 from pydantic import Field, JsonValue, RootModel, ValidationInfo, field_validator
 
-from promptd.api.base import ApiModel
+from promptd.api.base import ApiModel, CallerType
 from promptd.reminders.kinds import BlockStyle, ChangeKind, MessageShape, Origin, Refusal, SpanKind
 
 
@@ -18,8 +20,8 @@ class SanitizeResult(ApiModel):
 
 
 class SanitizeValueParams(ApiModel):
-    # Any JSON value, typically a structured tool result.
-    value: JsonValue
+    # Any JSON value, typically a structured tool result; it comes back in the same shape.
+    value: Annotated[JsonValue, CallerType("Value")]
     origin: Origin = Origin.TOOL
 
 
@@ -33,7 +35,7 @@ class Change(ApiModel):
 
 
 class SanitizeValueResult(ApiModel):
-    value: JsonValue
+    value: Annotated[JsonValue, CallerType("Value")]
     neutralized: int
     # Where each change was made, in the order found.
     changes: list[Change]
@@ -107,7 +109,7 @@ class HistoryMessage(RootModel[dict[str, JsonValue]]):
 class HistorySanitizeParams(ApiModel):
     # Read every message as this shape; by default each is recognized by its fields.
     shape: MessageShape | None = None
-    messages: list[HistoryMessage]
+    messages: Annotated[list[HistoryMessage], CallerType("Message")]
     session: str | None = Field(
         None,
         min_length=1,
@@ -129,7 +131,7 @@ class HistorySanitizeParams(ApiModel):
 
 
 class HistorySanitizeResult(ApiModel):
-    messages: list[HistoryMessage]
+    messages: Annotated[list[HistoryMessage], CallerType("Message")]
     # Where each change was made, and what was found but left in place (edited false).
     changes: list[Change]
     neutralized: int
