@@ -53,11 +53,29 @@ func (c *Client) ContentSanitizeValue(ctx context.Context, params ContentSanitiz
 	return result, err
 }
 
+// ContentSanitizeValueOf calls "content/sanitize_value" with Value, the caller's own type (an SDK's own message type, which
+// must encode to and decode from JSON), and decodes the answer into the same type. ContentSanitizeValue is
+// the same call with the protocol's own types.
+func ContentSanitizeValueOf[Value any](ctx context.Context, c *Client, params ContentSanitizeValueParamsOf[Value]) (SanitizeValueResultOf[Value], error) {
+	var out SanitizeValueResultOf[Value]
+	err := c.Call(ctx, "content/sanitize_value", params, &out)
+	return out, err
+}
+
 // HistorySanitize calls "history/sanitize": Makes stored messages safe to reuse: a reminder kept only in turn/compose's exact shape, stale ones dropped, the rest sanitized.
 func (c *Client) HistorySanitize(ctx context.Context, params HistorySanitizeParams) (HistorySanitizeResult, error) {
 	var result HistorySanitizeResult
 	err := c.Call(ctx, "history/sanitize", params, &result)
 	return result, err
+}
+
+// HistorySanitizeOf calls "history/sanitize" with Message, the caller's own type (an SDK's own message type, which
+// must encode to and decode from JSON), and decodes the answer into the same type. HistorySanitize is
+// the same call with the protocol's own types.
+func HistorySanitizeOf[Message any](ctx context.Context, c *Client, params HistorySanitizeParamsOf[Message]) (HistorySanitizeResultOf[Message], error) {
+	var out HistorySanitizeResultOf[Message]
+	err := c.Call(ctx, "history/sanitize", params, &out)
+	return out, err
 }
 
 // Initialize calls "initialize": Negotiates the protocol version, records client facts, applies config overrides.

@@ -87,19 +87,31 @@ type ContentSanitizeParams struct {
 }
 
 // ContentSanitizeValueParams are the params of "content/sanitize_value".
-type ContentSanitizeValueParams struct {
-	Value JSONValue `json:"value"`
+//
+// Value: the caller's own type (an SDK's messages, a tool result), sent as JSON and
+// decoded from the answer into the same type.
+type ContentSanitizeValueParamsOf[Value any] struct {
+	Value Value `json:"value"`
 	// Default: "tool".
 	Origin *Origin `json:"origin,omitempty"`
 }
 
+// ContentSanitizeValueParams is ContentSanitizeValueParamsOf with the schema's own types.
+type ContentSanitizeValueParams = ContentSanitizeValueParamsOf[JSONValue]
+
 // HistorySanitizeParams are the params of "history/sanitize".
-type HistorySanitizeParams struct {
-	Shape    *MessageShape    `json:"shape,omitempty"`
-	Messages []HistoryMessage `json:"messages"`
+//
+// Message: the caller's own type (an SDK's messages, a tool result), sent as JSON and
+// decoded from the answer into the same type.
+type HistorySanitizeParamsOf[Message any] struct {
+	Shape    *MessageShape `json:"shape,omitempty"`
+	Messages []Message     `json:"messages"`
 	// The session the conversation belongs to: a turn/compose block is kept only when it was written for that session (one of another session is neutralized). Without it, a block of any session is kept.
 	Session *string `json:"session,omitempty"`
 }
+
+// HistorySanitizeParams is HistorySanitizeParamsOf with the schema's own types.
+type HistorySanitizeParams = HistorySanitizeParamsOf[HistoryMessage]
 
 // InitializeParams are the params of "initialize".
 type InitializeParams struct {
@@ -606,12 +618,18 @@ type GateResult struct {
 type HistoryMessage = map[string]JSONValue
 
 // HistorySanitizeResult is the result of "history/sanitize".
-type HistorySanitizeResult struct {
-	Messages    []HistoryMessage `json:"messages"`
-	Changes     []Change         `json:"changes"`
-	Neutralized int64            `json:"neutralized"`
-	Dropped     int64            `json:"dropped"`
+//
+// Message: the caller's own type (an SDK's messages, a tool result), sent as JSON and
+// decoded from the answer into the same type.
+type HistorySanitizeResultOf[Message any] struct {
+	Messages    []Message `json:"messages"`
+	Changes     []Change  `json:"changes"`
+	Neutralized int64     `json:"neutralized"`
+	Dropped     int64     `json:"dropped"`
 }
+
+// HistorySanitizeResult is HistorySanitizeResultOf with the schema's own types.
+type HistorySanitizeResult = HistorySanitizeResultOf[HistoryMessage]
 
 // InitializeResult is the result of "initialize".
 type InitializeResult struct {
@@ -1013,11 +1031,17 @@ type SanitizeResult struct {
 }
 
 // SanitizeValueResult is the result of "content/sanitize_value".
-type SanitizeValueResult struct {
-	Value       JSONValue `json:"value"`
-	Neutralized int64     `json:"neutralized"`
-	Changes     []Change  `json:"changes"`
+//
+// Value: the caller's own type (an SDK's messages, a tool result), sent as JSON and
+// decoded from the answer into the same type.
+type SanitizeValueResultOf[Value any] struct {
+	Value       Value    `json:"value"`
+	Neutralized int64    `json:"neutralized"`
+	Changes     []Change `json:"changes"`
 }
+
+// SanitizeValueResult is SanitizeValueResultOf with the schema's own types.
+type SanitizeValueResult = SanitizeValueResultOf[JSONValue]
 
 // Scope is a type of the promptd protocol (see protocol/openrpc.json).
 type Scope string

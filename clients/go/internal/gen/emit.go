@@ -322,12 +322,64 @@ func (g *generator) enumDecl(b *strings.Builder, name, goName string, values []j
 	return nil
 }
 
+// typeParam is a type parameter of a generic struct: a field marked x-caller-type.
+type typeParam struct {
+	name     string
+	fallback string // the type the non-generic alias instantiates it with
+}
+
+// typeParams lists a struct's type parameters, in field order, one per x-caller-type name.
+func (g *generator) typeParams(name string, s *schema, use usage) []typeParam {
+	var out []typeParam
+	seen := map[string]bool{}
+	for _, p := range s.Properties {
+		if p.Schema.CallerType == "" || seen[p.Schema.CallerType] {
+			continue
+		}
+		seen[p.Schema.CallerType] = true
+		plain := *p.Schema
+		plain.CallerType = ""
+		replaced := &plain
+		if isArray(&plain) {
+			replaced = plain.Items
+		}
+		out = append(out, typeParam{name: p.Schema.CallerType, fallback: g.typeOf(replaced, name+exported(p.Name), use).expr})
+	}
+	return out
+}
+
+func isArray(s *schema) bool {
+	types, _ := withoutNull(s.Types)
+	return len(types) == 1 && types[0] == "array" && s.Items != nil
+}
+
+// genericName is the generic form of a struct with type parameters: HistorySanitizeParamsOf.
+func genericName(name string) string { return name + "Of" }
+
+// structDecl declares a struct. One with x-caller-type fields is declared generic
+// (HistorySanitizeParamsOf[Message any]), and its plain name is an alias of it instantiated with
+// the schema's own types, so that code written against the plain struct still compiles.
 func (g *generator) structDecl(b *strings.Builder, name string, s *schema, use usage) error {
 	if len(s.Properties) == 0 {
 		fmt.Fprintf(b, "type %s struct{}\n\n", name)
 		return nil
 	}
-	fmt.Fprintf(b, "type %s struct {\n", name)
+	params := g.typeParams(name, s, use)
+	if len(params) > 0 {
+		generic := genericName(name)
+		if err := g.claim(generic, "the generic form of "+name); err != nil {
+			return err
+		}
+		names, fallbacks := make([]string, len(params)), make([]string, len(params))
+		for i, p := range params {
+			names[i], fallbacks[i] = p.name+" any", p.fallback
+		}
+		defer fmt.Fprintf(b, "// %s is %s with the schema's own types.\ntype %s = %s[%s]\n\n", name, generic, name, generic, strings.Join(fallbacks, ", "))
+		b.WriteString("//\n// " + strings.Join(paramNames(params), ", ") + ": the caller's own type (an SDK's messages, a tool result), sent as JSON and\n// decoded from the answer into the same type.\n")
+		fmt.Fprintf(b, "type %s[%s] struct {\n", generic, strings.Join(names, ", "))
+	} else {
+		fmt.Fprintf(b, "type %s struct {\n", name)
+	}
 	fieldNames := map[string]string{}
 	for _, p := range s.Properties {
 		goField := exported(p.Name)
@@ -336,6 +388,12 @@ func (g *generator) structDecl(b *strings.Builder, name string, s *schema, use u
 		}
 		fieldNames[goField] = p.Name
 		t := g.typeOf(p.Schema, name+goField, use)
+		if p.Schema.CallerType != "" {
+			t = gotype{expr: p.Schema.CallerType, nilable: true}
+			if isArray(p.Schema) {
+				t.expr = "[]" + t.expr
+			}
+		}
 		expr, tag := field(t, s.Required[p.Name], p.Schema.Default, use)
 		comment(b, "\t", describe(p.Schema))
 		fmt.Fprintf(b, "\t%s %s `json:\"%s%s\"`\n", goField, expr, p.Name, tag)
@@ -392,8 +450,58 @@ func (g *generator) methodsFile() ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "func (c *Client) %s(%s) (%s, error) {\n", name, args, result.expr)
 		fmt.Fprintf(&b, "\tvar result %s\n\terr := c.Call(ctx, %q, %s, &result)\n\treturn result, err\n}\n\n", result.expr, m.Name, send)
+		if err := g.genericWrapper(&b, m, name, resultSchema); err != nil {
+			return nil, err
+		}
 	}
 	return []byte(b.String()), nil
+}
+
+// genericWrapper writes, for a method with x-caller-type params, a generic function beside the
+// method (Go methods cannot have type parameters): HistorySanitizeOf[Message] sends the caller's
+// own messages and decodes the answer's into the same type.
+func (g *generator) genericWrapper(b *strings.Builder, m method, name string, resultSchema *schema) error {
+	s := &schema{Types: []string{"object"}}
+	for _, p := range m.Params {
+		sub, err := parseSchema(p.Schema)
+		if err != nil {
+			return err
+		}
+		s.Properties = append(s.Properties, property{Name: p.Name, Schema: sub})
+	}
+	params := g.typeParams(name+"Params", s, input)
+	if len(params) == 0 {
+		return nil
+	}
+	component := g.components[refName(resultSchema.Ref)]
+	if resultSchema.Ref == "" || component == nil {
+		return fmt.Errorf("%s: x-caller-type params need a named result model", m.Name)
+	}
+	own := paramNames(g.typeParams(g.goNames[refName(resultSchema.Ref)], component, output))
+	if strings.Join(own, ",") != strings.Join(paramNames(params), ",") {
+		return fmt.Errorf("%s: the result's type parameters %v are not the params' %v", m.Name, own, paramNames(params))
+	}
+	function := genericName(name)
+	if err := g.claim(function, "the generic wrapper of "+m.Name); err != nil {
+		return err
+	}
+	names := paramNames(params)
+	declared := strings.Join(names, " any, ") + " any"
+	args := strings.Join(names, ", ")
+	result := genericName(g.goNames[refName(resultSchema.Ref)]) + "[" + args + "]"
+	fmt.Fprintf(b, "// %s calls %q with %s, the caller's own type (an SDK's own message type, which\n", function, m.Name, strings.Join(names, ", "))
+	fmt.Fprintf(b, "// must encode to and decode from JSON), and decodes the answer into the same type. %s is\n// the same call with the protocol's own types.\n", name)
+	fmt.Fprintf(b, "func %s[%s](ctx context.Context, c *Client, params %s[%s]) (%s, error) {\n", function, declared, genericName(name+"Params"), args, result)
+	fmt.Fprintf(b, "\tvar out %s\n\terr := c.Call(ctx, %q, params, &out)\n\treturn out, err\n}\n\n", result, m.Name)
+	return nil
+}
+
+func paramNames(params []typeParam) []string {
+	out := make([]string, len(params))
+	for i, p := range params {
+		out[i] = p.name
+	}
+	return out
 }
 
 // typeDoc is a type's comment: the model's own description, or where the type is used.

@@ -67,6 +67,9 @@ type schema struct {
 	Const       json.RawMessage
 	Default     json.RawMessage
 	Description string
+	// x-caller-type: the field holds the caller's own data, given back in the same shape; the
+	// name is a type parameter standing for the field's type (its items' type, for an array).
+	CallerType string
 }
 
 type property struct {
@@ -88,6 +91,7 @@ type rawSchema struct {
 	Const                json.RawMessage   `json:"const"`
 	Default              json.RawMessage   `json:"default"`
 	Description          string            `json:"description"`
+	CallerType           string            `json:"x-caller-type"`
 }
 
 func parseSchema(data json.RawMessage) (*schema, error) {
@@ -101,7 +105,7 @@ func parseSchema(data json.RawMessage) (*schema, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, err
 	}
-	s := &schema{Ref: raw.Ref, Enum: raw.Enum, Const: raw.Const, Default: raw.Default, Description: raw.Description}
+	s := &schema{Ref: raw.Ref, Enum: raw.Enum, Const: raw.Const, Default: raw.Default, Description: raw.Description, CallerType: raw.CallerType}
 	if len(raw.Type) > 0 {
 		if raw.Type[0] == '[' {
 			if err := json.Unmarshal(raw.Type, &s.Types); err != nil {
