@@ -411,3 +411,78 @@ def test_nudge_fired_turns_are_one_more_than_the_worked_table_says():
     assert nudged == [3, 9, 15]  # the worked table in docs/todos.md
     assert [e["turn"] for e in events] == [4, 10, 16]  # what docs/todos.md says the event carries
     assert "`turn: 4`, `10` and `16`" in (ROOT / "docs" / "todos.md").read_text(encoding="utf-8")
+
+
+# -- Python blocks -----------------------------------------------------------------------------
+#
+# Every ```python block of README.md and docs/*.md runs: a page's blocks in order, as one script
+# (a page builds its loop up step by step), in a fresh folder, with the interpreter running the
+# tests. Sockets other than AF_UNIX refuse to connect, so a snippet that would call a model's API
+# fails here instead of reaching the network: the SDK pages build the SDKs' typed objects locally.
+
+NO_NETWORK = """
+import socket as _socket
+_connect = _socket.socket.connect
+def _refuse(self, address, *args):
+    if self.family != getattr(_socket, "AF_UNIX", None):
+        raise OSError("the documentation's examples run offline")
+    return _connect(self, address, *args)
+_socket.socket.connect = _refuse
+_socket.create_connection = lambda *a, **k: (_ for _ in ()).throw(OSError("offline"))
+"""
+
+
+def python_blocks(path: Path) -> list[tuple[int, str]]:
+    """The page's runnable ```python blocks: (line of the opening fence, code)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks: list[tuple[int, str]] = []
+    index = 0
+    while index < len(lines):
+        if not re.match(r"^```python\s*$", lines[index]):
+            index += 1
+            continue
+        start = index
+        before = next((lines[i].strip() for i in range(start - 1, -1, -1) if lines[i].strip()), "")
+        index += 1
+        body: list[str] = []
+        while index < len(lines) and not lines[index].startswith("```"):
+            body.append(lines[index])
+            index += 1
+        index += 1
+        if not before.startswith(NO_RUN):
+            blocks.append((start + 1, "\n".join(body) + "\n"))
+    return blocks
+
+
+PYTHON_PAGES = [path for path in DOCS if python_blocks(path)]
+
+
+def test_the_sdk_pages_have_python_to_run():
+    names = {path.name for path in PYTHON_PAGES}
+    assert {"sdk-anthropic.md", "sdk-openai-chat.md", "sdk-openai-responses.md", "sdk-mcp.md", "sdk-gemini.md", "README.md"} <= names, names
+
+
+def _run_python(page: Path, folder: Path) -> subprocess.CompletedProcess[bytes]:
+    # One script, each block marked with its line so that a traceback names the page's line.
+    script = NO_NETWORK + "".join(f"\n# {page.name}:{line}\n{code}" for line, code in python_blocks(page))
+    (folder / "example.py").write_text(script, encoding="utf-8")
+    env = _environment(folder / "home", folder / "state")
+    env = {name: value for name, value in env.items() if not name.endswith("_API_KEY")}
+    return subprocess.run([sys.executable, "example.py"], cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+
+
+@pytest.mark.parametrize("page", PYTHON_PAGES, ids=[str(p.relative_to(ROOT)) for p in PYTHON_PAGES])
+def test_every_python_block_of_a_page_runs_offline(page, tmp_path):
+    result = _run_python(page, tmp_path)
+    stderr = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 0, f"{page.relative_to(ROOT)}: the Python blocks failed\n{stderr[-3000:]}"
+
+
+def test_a_failing_python_block_or_a_network_call_fails_the_page(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("```python\nx = 1\n```\n\n<!-- no-run: a sketch -->\n```python\nraise SystemExit(3)\n```\n\n```python\nassert x == 2\n```\n", encoding="utf-8")
+    assert [line for line, _ in python_blocks(page)] == [1, 10]
+    assert _run_python(page, tmp_path).returncode == 1
+    page.write_text("```python\nimport urllib.request\nurllib.request.urlopen('http://127.0.0.1:9/')\n```\n", encoding="utf-8")
+    result = _run_python(page, tmp_path)
+    assert result.returncode == 1 and b"offline" in result.stderr
