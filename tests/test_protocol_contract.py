@@ -103,6 +103,21 @@ def test_only_the_requests_the_clients_send_themselves_are_marked_x_no_wrapper()
     assert [m["name"] for m in document["methods"] if m.get("x-no-wrapper")] == ["shutdown"]
 
 
+def test_exactly_the_fields_that_come_back_in_the_callers_shape_are_marked_x_caller_type():
+    # The generators make these generic: an SDK's own message type in, the same type out.
+    document = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))
+    marked = {(name, field, schema["x-caller-type"]) for name, model in document["components"]["schemas"].items() for field, schema in model.get("properties", {}).items() if "x-caller-type" in schema}
+    assert marked == {
+        ("HistorySanitizeParams", "messages", "Message"),
+        ("HistorySanitizeResult", "messages", "Message"),
+        ("SanitizeValueParams", "value", "Value"),
+        ("SanitizeValueResult", "value", "Value"),
+    }
+    params = {m["name"]: {p["name"]: p["schema"] for p in m["params"]} for m in document["methods"]}
+    assert params["history/sanitize"]["messages"]["x-caller-type"] == "Message"
+    assert params["content/sanitize_value"]["value"]["x-caller-type"] == "Value"
+
+
 def test_the_lint_kinds_and_severities_of_the_document_are_the_linters_own():
     # The wire models name the closed sets (LintKind, LintSeverity) so that the clients type them;
     # the linter keeps its own constants. The two must be the same sets.

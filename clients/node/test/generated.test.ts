@@ -82,6 +82,40 @@ test("the generator refuses a method that would shadow a client member", async (
   assert.throws(() => render(doc), /shadow/);
 });
 
+/** A method whose params and result hold the caller's own messages (x-caller-type). */
+function callerTypedDoc(resultMarked: boolean): unknown {
+  const messages = { type: "array", items: { $ref: "#/components/schemas/Msg" }, "x-caller-type": "Message" };
+  const plain = { type: "array", items: { $ref: "#/components/schemas/Msg" } };
+  return {
+    methods: [
+      {
+        name: "history/clean",
+        params: [{ name: "messages", required: true, schema: messages }],
+        "x-params-schema": { $ref: "#/components/schemas/CleanParams" },
+        result: { name: "result", schema: { $ref: "#/components/schemas/CleanResult" } },
+      },
+    ],
+    components: {
+      schemas: {
+        Msg: { type: "object", additionalProperties: true },
+        CleanParams: { type: "object", properties: { messages }, required: ["messages"] },
+        CleanResult: { type: "object", properties: { messages: resultMarked ? messages : plain, count: { type: "integer" } }, required: ["messages", "count"] },
+      },
+    },
+  };
+}
+
+test("x-caller-type makes the models and the wrapper generic, their plain names unchanged", async () => {
+  const { render } = await generator();
+  const out = render(callerTypedDoc(true));
+  assert.match(out, /export interface CleanParams<Message extends object = Msg> \{\n  messages: Message\[\];/);
+  assert.match(out, /export interface CleanResult<Message extends object = Msg> \{/);
+  assert.match(out, /params: CleanParams<object>;\n    result: CleanResult<object>;/);
+  assert.match(out, /historyClean<Message extends object = Msg>\(params: CleanParams<Message>, options\?: RequestOptions\): Promise<CleanResult<Message>>/);
+  // A result that does not give the messages back is not generic: only the params are.
+  assert.match(render(callerTypedDoc(false)), /historyClean<Message extends object = Msg>\(params: CleanParams<Message>, options\?: RequestOptions\): Promise<CleanResult>/);
+});
+
 // Built from pieces so that this file does not match itself.
 const ANY = "an" + "y";
 const EXPLICIT_ANY = new RegExp(`(:\\s*${ANY}\\b|\\bas\\s+${ANY}\\b|<${ANY}>|\\b${ANY}\\[\\])`);

@@ -189,3 +189,47 @@ func squash(src []byte) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// A method whose params and result hold the caller's own messages (x-caller-type).
+const callerTyped = `{
+  "methods": [{
+    "name": "history/clean",
+    "params": [{"name": "messages", "required": true, "schema": {"type": "array", "items": {"$ref": "#/components/schemas/Msg"}, "x-caller-type": "Message"}}],
+    "result": {"name": "result", "schema": {"$ref": "#/components/schemas/CleanResult"}}
+  }],
+  "components": {"schemas": {
+    "Msg": {"type": "object", "additionalProperties": true},
+    "CleanResult": {"type": "object", "required": ["messages"], "properties": {
+      "messages": {"type": "array", "items": {"$ref": "#/components/schemas/Msg"}, "x-caller-type": "RESULT_PARAM"}}}
+  }}
+}`
+
+func TestXCallerTypeGivesGenericStructsAliasesAndAGenericFunction(t *testing.T) {
+	files, err := Generate([]byte(strings.ReplaceAll(callerTyped, "RESULT_PARAM", "Message")), map[string]bool{}, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, methods := string(files[TypesFile]), string(files[MethodsFile])
+	for _, want := range []string{
+		"type HistoryCleanParamsOf[Message any] struct {\n\tMessages []Message `json:\"messages\"`",
+		"type HistoryCleanParams = HistoryCleanParamsOf[Msg]",
+		"type CleanResultOf[Message any] struct {",
+		"type CleanResult = CleanResultOf[Msg]",
+	} {
+		if !strings.Contains(types, want) {
+			t.Errorf("types.go lacks %q:\n%s", want, types)
+		}
+	}
+	for _, want := range []string{
+		"func (c *Client) HistoryClean(ctx context.Context, params HistoryCleanParams) (CleanResult, error)",
+		"func HistoryCleanOf[Message any](ctx context.Context, c *Client, params HistoryCleanParamsOf[Message]) (CleanResultOf[Message], error)",
+	} {
+		if !strings.Contains(methods, want) {
+			t.Errorf("methods.go lacks %q:\n%s", want, methods)
+		}
+	}
+	// The result must give back the same type parameters.
+	if _, err := Generate([]byte(strings.ReplaceAll(callerTyped, "RESULT_PARAM", "Other")), map[string]bool{}, map[string]bool{}); err == nil {
+		t.Error("a result with other type parameters than its params' was accepted")
+	}
+}
