@@ -16,12 +16,12 @@ expect.
 from __future__ import annotations
 
 import enum
-import traceback
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
 
-from promptd.rpc import codes
+from promptd.rpc import codes, faults
+from promptd.rpc.codes import TransportKind
 from promptd.rpc.framing import LineFramer, Oversize, peek_request_id
 from promptd.rpc.messages import (
     Id,
@@ -159,9 +159,9 @@ def refusal(methods: Mapping[str, KnownMethod], name: str, state: State) -> tupl
     in-process door (promptd.local) alike."""
     method = methods.get(name)
     if method is None or method.notification:
-        return codes.METHOD_NOT_FOUND, {"kind": "method_not_found", "method": name[:MAX_ECHOED_METHOD]}
+        return codes.METHOD_NOT_FOUND, {"kind": TransportKind.METHOD_NOT_FOUND, "method": name[:MAX_ECHOED_METHOD]}
     if state is State.SHUTTING_DOWN:
-        return codes.SERVER_SHUT_DOWN, {"kind": "shut_down"}
+        return codes.SERVER_SHUT_DOWN, {"kind": TransportKind.SHUT_DOWN}
     return None
 
 
@@ -272,9 +272,8 @@ class Connection:
         try:
             self._read_line(line)
         except Exception as exc:  # the last guard of the read path: the process never dies on input
-            tb = "".join(traceback.format_exception(exc))
-            self._events.append(Diagnostic("error", "internal_error", {"method": None, "exception": type(exc).__name__, "traceback": tb}))
-            self._send(error_frame(None, codes.INTERNAL_ERROR, data={"kind": "internal"}))
+            self._events.append(Diagnostic("error", faults.LOG_EVENT, faults.fault_fields(exc, None)))
+            self._send(error_frame(None, codes.INTERNAL_ERROR, data=faults.internal_data()))
 
     def _read_line(self, line: bytes | Oversize) -> None:
         if isinstance(line, Oversize):
@@ -300,7 +299,7 @@ class Connection:
             ident = None
         limit = self._framer.max_line_bytes
         self._events.append(Diagnostic("warning", "line_too_long", {"bytes": line.size, "limit": limit, "with_id": ident is not None}))
-        self._send(error_frame(ident, codes.INVALID_REQUEST, "Message too large", {"kind": "too_large", "limit": limit}))
+        self._send(error_frame(ident, codes.INVALID_REQUEST, "Message too large", {"kind": TransportKind.TOO_LARGE, "limit": limit}))
 
     def _read_batch(self, messages: list[Message]) -> None:
         batch = _Batch([None] * len(messages))
@@ -323,7 +322,7 @@ class Connection:
 
     def _take_request(self, request: Request, place: tuple[_Batch, int] | None) -> Frame | None:
         if request.id in self._in_flight:
-            return error_frame(None, codes.INVALID_REQUEST, "Request id is already in flight", {"kind": "duplicate_id", "id": request.id})
+            return error_frame(None, codes.INVALID_REQUEST, "Request id is already in flight", {"kind": TransportKind.DUPLICATE_ID, "id": request.id})
         refused = refusal(self.methods, request.method, self.state)
         if refused is not None:
             code, data = refused
@@ -384,4 +383,4 @@ class Connection:
 
 
 def _cancelled(ident: Id) -> Frame:
-    return error_frame(ident, codes.REQUEST_CANCELLED, data={"kind": "cancelled"})
+    return error_frame(ident, codes.REQUEST_CANCELLED, data={"kind": TransportKind.CANCELLED})

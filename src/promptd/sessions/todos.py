@@ -49,7 +49,6 @@ class TodoStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
-OPEN_STATUSES = (TodoStatus.PENDING, TodoStatus.IN_PROGRESS)
 # Longest todo text quoted back to the model: a todo is a one-line item, not a document.
 MAX_ITEM_CHARS = 200
 
