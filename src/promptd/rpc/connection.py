@@ -106,11 +106,13 @@ class Cancel(NamedTuple):
 
 
 class Reply(NamedTuple):
-    """The client answered our call `call_id` (started with start_call)."""
+    """The client answered our call `call_id` (started with start_call); `waiter` is what the
+    caller handed to start_call."""
 
     call_id: str
     result: Any
     error: Any
+    waiter: Any = None
 
 
 class Exit(NamedTuple):
@@ -238,9 +240,10 @@ class Connection:
     def send_notification(self, method: str, params: Any) -> bytes:
         return encode(notification_frame(method, params))
 
-    def start_call(self, method: str, params: Any) -> tuple[str, bytes]:
-        """A request of ours to the client: its id (answered by a Reply event) and its bytes."""
-        call_id, frame = self._outgoing.start(method, params)
+    def start_call(self, method: str, params: Any, waiter: object = None) -> tuple[str, bytes]:
+        """A request of ours to the client: its id (answered by a Reply event carrying `waiter`)
+        and its bytes."""
+        call_id, frame = self._outgoing.start(method, params, waiter)
         return call_id, encode(frame)
 
     def end_call(self, call_id: str, answered: bool) -> bytes:
@@ -252,6 +255,10 @@ class Connection:
     @property
     def calls_waiting(self) -> int:
         return len(self._outgoing)
+
+    def waiters(self) -> list[object]:
+        """The waiters of our calls the client has not answered yet."""
+        return self._outgoing.waiters()
 
     def _answer(self, ident: Id, frame: Frame) -> bytes:
         if ident not in self._in_flight:
@@ -360,11 +367,12 @@ class Connection:
         self._events.append(Notify(note.method, note.params, self._share))
 
     def _take_response(self, response: Response) -> None:
-        call_id = self._outgoing.settle(response)
-        if call_id is None:
+        settled = self._outgoing.settle(response)
+        if settled is None:
             self._events.append(Diagnostic("debug", "reply_discarded", {"known": False}))
             return
-        self._events.append(Reply(call_id, response.result, response.error))
+        call_id, waiter = settled
+        self._events.append(Reply(call_id, response.result, response.error, waiter))
 
     # ---- frames out --------------------------------------------------------------------------
 
