@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from promptd.config import VAULT_KEY_ENV, Config, RemindersConfig, defaults
+from promptd.childenv import VAULT_KEY_ENV
+from promptd.config import Config, RemindersConfig, defaults
 from promptd.errors import ConfigError, PromptdError
 from promptd.logs import Logger
 from promptd.reminders.keys import KeyRegistry
