@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable
 
 from promptd.assembly.assemble import at_once_unless_large
+from promptd.reminders import markup
 
 # Between the user's text and the reminder: a blank line, so each stays its own paragraph.
-SEPARATOR = "\n\n"
+SEPARATOR = markup.BLANK_LINE
 
 
 def join(user_text: str, reminder_text: str) -> str:

@@ -32,12 +32,13 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from promptd.reminders import markup
 from promptd.reminders.kinds import SpanKind
 from promptd.reminders.sanitizer.detect import Hit, scan, tag_name_at
 from promptd.text import has_astral
 
 _TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]+")
-DELIMITER_TEXT = {"\ue203": "[U+E203]", "\ue204": "[U+E204]"}
+DELIMITER_TEXT = {markup.PUA_OPEN: "[U+E203]", markup.PUA_CLOSE: "[U+E204]"}
 NONCE_TEXT = "[nonce]"
 # Put in front of a forged tag's name. It begins with a letter no tag name begins with, so the
 # renamed tag never reads as one again (idempotence), and it ends in "-" so it reads as a prefix.
