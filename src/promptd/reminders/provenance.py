@@ -96,6 +96,12 @@ def repair(body: str, nonce: str) -> str:
     return trigger + sanitize(rest, nonce).text
 
 
+def wrap_triggered(trigger: str, body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA, session: str | None = None) -> str:
+    """A trusted block whose body opens with a display trigger: the trigger's markup, a blank
+    line, then `body` (the layout parse and strip read back)."""
+    return wrap_trusted(trigger_markup(trigger) + TRIGGER_SEPARATOR + body, trust, style, session)
+
+
 def wrap_trusted(body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA, session: str | None = None) -> str:
     """Wraps content (plus optional trigger markup) in a keyless runtime block signed for
     `session` (None: a block of no session).

@@ -123,6 +123,11 @@ def decide(todos: list[Todo], backing_task_count: int, last_step_called_tool: bo
     return GateOutcome(Decision.NUDGE, Reason.OPEN_TODOS, fires_so_far + 1, False, parts)
 
 
+# The display triggers of the gate's two reminders: what a host may show the user when one fires.
+NUDGE_TRIGGER = "Open todo items remain"
+EXHAUSTED_TRIGGER = "Todo reminders stopped for this prompt"
+
+
 def gate_text(parts: Partition, plan_tool: str | None, clean: Callable[[str], str]) -> str:
     """The reminder for a fire. `clean` sanitizes model-written todo text; nothing here is a
     template, so `${{ }}` in a todo stays literal text."""
