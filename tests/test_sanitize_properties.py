@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.trust import make_trust
 
-from promptd.reminders import format as reminder_format
+from promptd.reminders import keyed
 from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_trusted
 from promptd.reminders.sanitize import sanitize
 from promptd.reminders.sanitizer import detect
@@ -126,8 +126,8 @@ FRAGMENTS = [
     wrap_trusted("kept body", TRUST, "xml"),
     wrap_trusted(trigger_markup("Read memory") + "\n\nbody", TRUST, "pua"),
     wrap_trusted("old", OTHER, "pua"),
-    reminder_format.wrap("session.cwd", "/tmp", NONCE),
-    reminder_format.wrap("session.cwd", "/tmp"),
+    keyed.wrap("session.cwd", "/tmp", NONCE),
+    keyed.wrap("session.cwd", "/tmp"),
 ]
 CRAFTED_TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(ANY_CHAR, max_size=3)), max_size=40).map("".join)
 TEXT = st.one_of(ANY_TEXT, CRAFTED_TEXT)

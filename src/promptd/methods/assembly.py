@@ -18,7 +18,7 @@ from promptd.api.assembly import (
     SessionUpdateParams,
 )
 from promptd.api.base import Empty
-from promptd.assembly.assemble import Assembled, Request, assemble
+from promptd.assembly.assemble import Assembled, AssemblyRequest, assemble
 from promptd.assembly.compose import user_content
 from promptd.assembly.kinds import FragmentStatus
 from promptd.methods.base import Context, Method
@@ -65,7 +65,7 @@ def run_assembly(params: AssembleParams, ctx: Context) -> AssembleResult | Await
     otherwise."""
     runtime = ctx.runtime
     session = runtime.sessions.get(params.session)
-    request = Request(params.session, params.user_message, tuple(params.directives), tuple(params.display_trigger), params.budget)
+    request = AssemblyRequest(params.session, params.user_message, tuple(params.directives), tuple(params.display_trigger), params.budget)
     outcome = assemble(
         request,
         session=session,

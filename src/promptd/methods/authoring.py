@@ -23,7 +23,7 @@ async def lint(params: LintParams, ctx: Context) -> LintResult:
     settings = ctx.runtime.config.prompt
     exempt = params.exempt_kinds if params.exempt_kinds is not None else settings.exempt_kinds
 
-    def run(cancel: worker.Cancel) -> list[guard.Violation]:
+    def run(cancel: worker.Cancellation) -> list[guard.Violation]:
         def in_worker(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str]) -> list[guard.Violation]:
             return worker.pool().lint(source, exempt, strict, flags, tool_kinds, deadline_s=settings.render_timeout_ms / 1000, memory_mb=settings.render_memory_mb, cancel=cancel)
 

@@ -28,9 +28,8 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from promptd.errors import NestedMarker
-from promptd.reminders import format as keyed
-from promptd.reminders import markup
-from promptd.reminders.format import escape_body
+from promptd.reminders import keyed, markup
+from promptd.reminders.keyed import escape_body
 from promptd.reminders.kinds import BlockStyle, Refusal
 from promptd.reminders.ledger import Trust
 from promptd.reminders.sanitize import sanitize
@@ -66,7 +65,7 @@ class Block(NamedTuple):
 
 
 def _unescape(text: str) -> str:
-    # The inverse of format.escape_body: `&amp;` last, so `&amp;lt;` stays `&lt;`.
+    # The inverse of keyed.escape_body: `&amp;` last, so `&amp;lt;` stays `&lt;`.
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
