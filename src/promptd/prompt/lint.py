@@ -26,7 +26,7 @@ from jinja2 import nodes
 from jinja2.idtracking import VAR_LOAD_RESOLVE
 
 from promptd.errors import TemplateSyntax
-from promptd.prompt import filters, positions
+from promptd.prompt import filters, portability, positions
 from promptd.prompt.engine import compile_tree, engine, normalize, parse
 from promptd.prompt.guards import EMPTY, NAMESPACE, PARAMS, UNDEFINED, Walker, message_for
 from promptd.prompt.names import suggest
@@ -241,7 +241,8 @@ def _undefined_names(env: object, source: str, tree: nodes.Template, read: set[s
 
 
 def _not_portable(env: object, source: str, tree: nodes.Template) -> list[Violation]:
-    """Warnings for Python-only methods (`x.startswith(...)`) and Jinja2-only filters and tests."""
+    """Warnings for Python-only methods (`x.startswith(...)`), Jinja2-only filters and tests, and
+    the constructs the reference engine renders differently (portability.py)."""
     found: list[tuple[int, str, str]] = []
     for call in tree.find_all(nodes.Call):
         if isinstance(call.node, nodes.Getattr) and call.node.attr in PYTHON_ONLY_METHODS:
@@ -253,6 +254,7 @@ def _not_portable(env: object, source: str, tree: nodes.Template) -> list[Violat
             found.append((node.lineno, node.name, f"the `{node.name}` filter is Jinja2-only; the reference engine does not have it"))
         elif isinstance(node, nodes.Test) and node.name in PYTHON_ONLY_TESTS:
             found.append((node.lineno, node.name, f"the `{node.name}` test is Jinja2-only; the reference engine does not have it"))
+    found.extend(portability.differences(tree))
     if not found:
         return []
     located = _Located(source, positions.name_positions(env, source, frozenset(word for _, word, _ in found), attributes=True))
