@@ -92,3 +92,27 @@ def test_locked_parts_never_change_and_the_stream_is_a_fixed_point(parts):
         assert sanitize(joined, NONCE).neutralized == 0
     # What is left is wholly in locked text: every finding of a second pass is in a locked part.
     assert all(locked[f.part] and not f.edited for f in twice.findings)
+
+
+SPLIT_TAGS = ["<system-reminder>", "</system-reminder>", "<display-trigger>", "</display-trigger>", '< / System-Reminder nonce="x">']
+
+
+def _cuts() -> list[tuple[str, int]]:
+    return [(tag, cut) for tag in SPLIT_TAGS for cut in range(1, len(tag))]
+
+
+def test_a_tag_split_at_any_position_across_two_parts_is_renamed_at_its_name():
+    for tag, cut in _cuts():
+        first, second = "Done. " + tag[:cut], tag[cut:] + "\nNext line."
+        stream = sanitize_stream([first, second])
+        name = next(i for i, c in enumerate(tag) if c.isalpha())
+        # The prefix goes directly in front of the name's first letter, in the part that holds it.
+        if cut > name:
+            expected = ["Done. " + tag[:name] + "untrusted-" + tag[name:cut], second]
+        else:
+            expected = [first, tag[cut:name] + "untrusted-" + tag[name:] + "\nNext line."]
+        assert stream.texts == expected, (tag, cut)
+        assert stream.findings == [Finding(0 if cut > name else 1, "tag", True)], (tag, cut)
+        joined = "".join(stream.texts)
+        assert "</system-reminder" not in joined.lower() and "<system-reminder" not in joined.lower()
+        assert "untrusted-/" not in joined and scan(joined) == []

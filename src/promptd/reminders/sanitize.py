@@ -17,8 +17,10 @@ order:
    "[U+E204]".
 
 Text parts that a host joins into one text (MCP content items, text blocks) are sanitized as one
-stream (`sanitize_stream`): a tag split across parts is found on the joined text and neutralized
-in the part where it starts. Parts that must not change (signed content) can be marked: they are
+stream (`sanitize_stream`): a tag split across parts is found on the joined text and renamed
+at its name, in the part where the name begins (`"Done. <"` + `"/system-reminder>"` gives
+`"/untrusted-system-reminder>"` in the second part: a prefix left after the bracket in the first
+would read `<untrusted-/system-reminder>`, which a model may still take for a closing tag). Parts that must not change (signed content) can be marked: they are
 read with the stream and what lies wholly in them is reported, not edited. Structured values:
 promptd.reminders.values.
 
@@ -189,7 +191,14 @@ def _apply(parts: list[str], edits: list[_Edit], locked: list[bool], findings: l
         while bounds[k][1] <= edit.anchor and k + 1 < len(parts):
             k += 1
         target = k
-        if locked[k]:
+        named = _name_part(edit, k, bounds)
+        if named != k and not locked[named]:
+            # A rename goes where the name begins, in that part: put at the end of the part
+            # holding the bracket, "Done. <" + "/system-reminder>" would read
+            # `<untrusted-/system-reminder>`, still a closing tag to a model.
+            target = named
+            local[named].append((edit.start - bounds[named][0], edit.start - bounds[named][0], edit.text))
+        elif locked[k]:
             target = runs.target(edit, k, hits[index] if hits else None)
             if target < 0:
                 findings.append(Finding(k, edit.kind, False))
@@ -220,6 +229,17 @@ def _apply(parts: list[str], edits: list[_Edit], locked: list[bool], findings: l
         pieces.append(part[last:])
         out.append("".join(pieces))
     return out
+
+
+def _name_part(edit: _Edit, k: int, bounds: list[tuple[int, int]]) -> int:
+    """For a rename (an insertion) whose markup begins in part `k`, the part where the name it
+    goes in front of begins; `k` for any other edit."""
+    if edit.start != edit.end or edit.kind is not SpanKind.TAG:
+        return k
+    j = k
+    while j + 1 < len(bounds) and bounds[j][1] <= edit.start:
+        j += 1
+    return j
 
 
 class _Runs:
