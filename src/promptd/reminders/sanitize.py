@@ -6,7 +6,9 @@ Every origin (user, tool, model, stored) gets the same full treatment; see docs/
 order:
 1. Unicode tag characters (U+E0000-U+E007F, the "ASCII smuggling" alphabet) are removed, each run
    counted once. They are the one thing removed rather than escaped: they are invisible to a
-   person, readable to a model, and carry nothing a reader needs.
+   person, readable to a model, and carry nothing a reader needs. The exception is an RGI emoji
+   tag sequence (the flags of England, Scotland and Wales), kept whole
+   (promptd.reminders.sanitizer.tags).
 2. Copies of the current process's nonce, in any letter case, become "[nonce]".
 3. Forged reminder tags and display-trigger tags are found on a folded, decoded view of the text
    (promptd.reminders.sanitizer.detect) and renamed in the original: RENAME_PREFIX goes in front
@@ -36,9 +38,9 @@ from typing import NamedTuple
 
 from promptd.reminders.kinds import SpanKind
 from promptd.reminders.sanitizer.detect import Hit, scan, tag_name_at
+from promptd.reminders.sanitizer.tags import TAG_RUN, smuggled_runs, without_smuggled_runs
 from promptd.text import has_astral
 
-_TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]+")
 DELIMITER_TEXT = {"\ue203": "[U+E203]", "\ue204": "[U+E204]"}
 NONCE_TEXT = "[nonce]"
 # Put in front of a forged tag's name. It begins with a letter no tag name begins with, so the
@@ -111,11 +113,11 @@ def sanitize_stream(parts: Sequence[str], nonce: str | None = None, locked: Sequ
     locked = list(locked) if locked is not None else [False] * len(cleaned)
     findings: list[Finding] = []
     for i, part in enumerate(cleaned):
-        if has_astral(part) and _TAG_CHARACTERS.search(part):
+        if has_astral(part) and TAG_RUN.search(part):
             if locked[i]:
-                findings.extend(Finding(i, SpanKind.TAG_CHARACTERS, False) for _ in _TAG_CHARACTERS.finditer(part))
+                findings.extend(Finding(i, SpanKind.TAG_CHARACTERS, False) for _ in smuggled_runs(part))
                 continue
-            cleaned[i], removed = _TAG_CHARACTERS.subn("", part)
+            cleaned[i], removed = without_smuggled_runs(part)
             findings.extend(Finding(i, SpanKind.TAG_CHARACTERS, True) for _ in range(removed))
     if nonce:
         joined = "".join(cleaned)
@@ -149,7 +151,7 @@ def nonce_copies(text: str, nonce: str) -> list[int]:
 
 def inspect(text: str, nonce: str | None = None) -> list[Span]:
     """What `sanitize` would neutralize in `text`, without editing it (offsets into `text`)."""
-    spans = [Span(m.start(), m.end(), SpanKind.TAG_CHARACTERS) for m in _TAG_CHARACTERS.finditer(text)] if has_astral(text) else []
+    spans = [Span(m.start(), m.end(), SpanKind.TAG_CHARACTERS) for m in smuggled_runs(text)] if has_astral(text) else []
     if nonce:
         spans += [Span(start, start + len(nonce), SpanKind.NONCE) for start in nonce_copies(text, nonce)]
     for hit in scan(text):
