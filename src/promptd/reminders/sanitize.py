@@ -200,6 +200,10 @@ def _apply(parts: list[str], edits: list[_Edit], locked: list[bool], findings: l
             # `<untrusted-/system-reminder>`, still a closing tag to a model.
             target = named
             local[named].append((edit.start - bounds[named][0], edit.start - bounds[named][0], edit.text))
+        elif named != k and not locked[k] and (after := runs.after_locked_name(named, edit.start)) >= 0:
+            # The name begins in signed text and goes on after it: the prefix breaks it there.
+            target = after
+            local[after].append((0, 0, edit.text))
         elif locked[k]:
             target = runs.target(edit, k, hits[index] if hits else None)
             if target < 0:
@@ -268,6 +272,17 @@ class _Runs:
         if first not in self._texts:
             self._texts[first] = (self.joined or "")[self.bounds[first][0] : self.bounds[self.last[k]][1]]
         return self._texts[first]
+
+    def after_locked_name(self, k: int, name: int) -> int:
+        """For a name that begins at `name` in locked part `k`: the first unlocked part after its
+        locked run when the name goes on there, -1 when the run spells all of it (then the one
+        place left to edit is before the name)."""
+        last = self.last[k]
+        if last + 1 >= len(self.bounds):
+            return -1
+        if tag_name_at(self._text(k), name - self.bounds[self.first[k]][0]) is not None:
+            return -1
+        return last + 1
 
     def target(self, edit: _Edit, k: int, hit: Hit | None) -> int:
         """Where an edit whose markup begins in locked part `k` goes: the first unlocked part the
