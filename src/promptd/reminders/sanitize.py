@@ -22,9 +22,9 @@ Text parts that a host joins into one text (MCP content items, text blocks) are 
 stream (`sanitize_stream`): a tag split across parts is found on the joined text and renamed
 at its name, in the part where the name begins (`"Done. <"` + `"/system-reminder>"` gives
 `"/untrusted-system-reminder>"` in the second part: a prefix left after the bracket in the first
-would read `<untrusted-/system-reminder>`, which a model may still take for a closing tag). Parts that must not change (signed content) can be marked: they are
-read with the stream and what lies wholly in them is reported, not edited. Structured values:
-promptd.reminders.values.
+would read `<untrusted-/system-reminder>`, which a model may still take for a closing tag). Parts
+that must not change (signed content) can be marked: they are read with the stream and what lies
+wholly in them is reported, not edited. Structured values: promptd.reminders.values.
 
 None of the replacements can be read as the thing it replaced, nor join with its neighbours into
 a new one, so sanitizing twice gives the same text (idempotent) and counts nothing the second time.
@@ -195,8 +195,8 @@ def _apply(parts: list[str], edits: list[_Edit], locked: list[bool], findings: l
         target = k
         named = _name_part(edit, k, bounds)
         if named != k and not locked[named]:
-            # A rename goes where the name begins, in that part: put at the end of the part
-            # holding the bracket, "Done. <" + "/system-reminder>" would read
+            # A rename goes in front of the name, in the part that holds it: left at the end of
+            # the bracket's part, "Done. <" + "/system-reminder>" would read
             # `<untrusted-/system-reminder>`, still a closing tag to a model.
             target = named
             local[named].append((edit.start - bounds[named][0], edit.start - bounds[named][0], edit.text))
