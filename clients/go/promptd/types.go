@@ -301,6 +301,8 @@ type TurnComposeParams struct {
 	DisplayTrigger []string `json:"display_trigger,omitempty"`
 	// Overrides reminders.budget_chars
 	Budget *int64 `json:"budget,omitempty"`
+	// Also return the user message in this SDK's own shape (history/sanitize's names): the user's text and the reminder as text parts of their own, in that order (MCP: one text content holding `content`). Without it, `message` is null.
+	Shape *MessageShape `json:"shape,omitempty"`
 }
 
 // One project instruction file (AGENTS.md and the like) the host discovered, in precedence
@@ -457,6 +459,8 @@ type ComposeResult struct {
 	// The user-role message: sanitized user text plus the reminder suffix
 	Content  string         `json:"content"`
 	Reminder AssembleResult `json:"reminder"`
+	// With the params' `shape`: the user message in that SDK's shape, ready to send and to store; passed back through history/sanitize with the same session it keeps its reminder. Null without `shape`.
+	Message HistoryMessage `json:"message"`
 }
 
 // Config is a type of the promptd protocol (see protocol/openrpc.json).

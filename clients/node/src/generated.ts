@@ -173,10 +173,7 @@ export interface CompleteParams {
   todo_write?: boolean;
 }
 
-/**
- * turn/compose takes exactly reminder/assemble's params; named apart so each method's params
- * type says which method it is for.
- */
+/** turn/compose takes reminder/assemble's params and the shape to write the message in. */
 export interface ComposeParams {
   session: string;
   /** @default "" */
@@ -190,12 +187,16 @@ export interface ComposeParams {
   display_trigger?: string[];
   /** Overrides reminders.budget_chars */
   budget?: number | null;
+  /** Also return the user message in this SDK's own shape (history/sanitize's names): the user's text and the reminder as text parts of their own, in that order (MCP: one text content holding `content`). Without it, `message` is null. */
+  shape?: MessageShape | null;
 }
 
 export interface ComposeResult {
   /** The user-role message: sanitized user text plus the reminder suffix */
   content: string;
   reminder: AssembleResult;
+  /** With the params' `shape`: the user message in that SDK's shape, ready to send and to store; passed back through history/sanitize with the same session it keeps its reminder. Null without `shape`. */
+  message: HistoryMessage | null;
 }
 
 export interface Config {
