@@ -129,6 +129,8 @@ type PromptLintParams struct {
 	// Tool kinds the host sends besides the documented ones (not questioned as misspellings).
 	// Default: [].
 	ToolKinds []string `json:"tool_kinds,omitempty"`
+	// Variables whose reads are cache_volatile warnings (their values change per session or per day); defaults to config prompt.volatile_variables.
+	VolatileVariables []string `json:"volatile_variables,omitempty"`
 }
 
 // PromptPersistParams are the params of "prompt/persist".
@@ -509,6 +511,7 @@ const (
 	ErrorKindInvalidParams      ErrorKind = "invalid_params"
 	ErrorKindPositionalParams   ErrorKind = "positional_params"
 	ErrorKindValueTooLarge      ErrorKind = "value_too_large"
+	ErrorKindEmptyToolName      ErrorKind = "empty_tool_name"
 	ErrorKindInternal           ErrorKind = "internal"
 	ErrorKindCancelled          ErrorKind = "cancelled"
 	ErrorKindShutDown           ErrorKind = "shut_down"
@@ -669,7 +672,8 @@ type Limits struct {
 
 // What a prompt/lint violation is (docs/templates.md): a tool name used unguarded, dynamically
 // or aliased, a param used unguarded, a name no render defines, a misspelt tool kind, a construct
-// the reference engine lacks (not_portable), or a syntax error.
+// the reference engine lacks (not_portable), a read of a volatile variable (cache_volatile), a
+// value printed that has no printed form (no_printed_form), or a syntax error.
 type LintKind string
 
 // The values of LintKind.
@@ -681,6 +685,8 @@ const (
 	LintKindUndefinedVariable LintKind = "undefined_variable"
 	LintKindUnknownToolKind   LintKind = "unknown_tool_kind"
 	LintKindNotPortable       LintKind = "not_portable"
+	LintKindCacheVolatile     LintKind = "cache_volatile"
+	LintKindNoPrintedForm     LintKind = "no_printed_form"
 	LintKindSyntax            LintKind = "syntax"
 )
 
@@ -689,8 +695,8 @@ type LintResult struct {
 	Violations []LintViolation `json:"violations"`
 }
 
-// How much a prompt/lint violation matters: an error, or a warning (not_portable), which alone
-// does not fail `promptd lint`.
+// How much a prompt/lint violation matters: an error, or a warning (not_portable,
+// cache_volatile), which alone does not fail `promptd lint`.
 type LintSeverity string
 
 // The values of LintSeverity.
@@ -705,10 +711,10 @@ type LintViolation struct {
 	Line int64 `json:"line"`
 	// 1-based, in code points
 	Column int64 `json:"column"`
-	// unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax
+	// unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable, cache_volatile, no_printed_form or syntax
 	Kind    LintKind `json:"kind"`
 	Message string   `json:"message"`
-	// error, or warning (not_portable): a warning alone does not fail `promptd lint`.
+	// error, or warning (not_portable, cache_volatile): a warning alone does not fail `promptd lint`.
 	// Default: "error".
 	Severity LintSeverity `json:"severity,omitempty"`
 }
@@ -1242,7 +1248,7 @@ const (
 	CodeInvalidRequest = -32600
 	// CodeMethodNotFound: Method not found (data.kind: method_not_found)
 	CodeMethodNotFound = -32601
-	// CodeInvalidParams: Invalid params (data.kind: invalid_params, positional_params, value_too_large)
+	// CodeInvalidParams: Invalid params (data.kind: invalid_params, positional_params, value_too_large, empty_tool_name)
 	CodeInvalidParams = -32602
 	// CodeInternalError: Internal error (data.kind: internal)
 	CodeInternalError = -32603
@@ -1296,6 +1302,7 @@ var ErrorKindCode = map[ErrorKind]int64{
 	"invalid_params":      -32602,
 	"positional_params":   -32602,
 	"value_too_large":     -32602,
+	"empty_tool_name":     -32602,
 	"internal":            -32603,
 	"cancelled":           -32800,
 	"shut_down":           -32002,

@@ -98,8 +98,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
             "syntax. Every file is linted, whatever the others hold. FILE - reads stdin."
         ),
         epilog=exit_status(
-            (Exit.OK, "no findings but warnings (not_portable warnings alone exit 0)"),
-            (Exit.FINDINGS, "findings: an unguarded tool, an undefined name, an unknown filter or test, a syntax error"),
+            (Exit.OK, "no findings but warnings (not_portable and cache_volatile warnings alone exit 0)"),
+            (Exit.FINDINGS, "findings: an unguarded tool, an undefined name, an unknown filter or test, a value with no printed form, a syntax error"),
             (
                 Exit.USAGE,
                 "usage or input error: bad arguments, a file that cannot be read or is not UTF-8 text, a sealed "

@@ -22,12 +22,13 @@ async def lint(params: LintParams, ctx: Context) -> LintResult:
 
     settings = ctx.runtime.config.prompt
     exempt = params.exempt_kinds if params.exempt_kinds is not None else settings.exempt_kinds
+    volatile = params.volatile_variables if params.volatile_variables is not None else settings.volatile_variables
 
     def run(cancel: worker.Cancel) -> list[guard.Violation]:
-        def in_worker(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str]) -> list[guard.Violation]:
-            return worker.pool().lint(source, exempt, strict, flags, tool_kinds, deadline_s=settings.render_timeout_ms / 1000, memory_mb=settings.render_memory_mb, cancel=cancel)
+        def in_worker(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str], volatile: frozenset[str]) -> list[guard.Violation]:
+            return worker.pool().lint(source, exempt, strict, flags, tool_kinds, volatile, deadline_s=settings.render_timeout_ms / 1000, memory_mb=settings.render_memory_mb, cancel=cancel)
 
-        return guard.lint(params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds, finder=in_worker)
+        return guard.lint(params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds, volatile=volatile, finder=in_worker)
 
     try:
         found: list[guard.Violation] = await offload(run, gated=True)

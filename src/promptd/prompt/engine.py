@@ -468,6 +468,7 @@ def compile_tree(env: Any, source: str, tree: nodes.Template, name: str, generat
     """Jinja's code generation and Python's compile of `tree`, as Environment.compile does them
     (with `generator_class` in place of the environment's own: the lint's, which also collects
     names), and the generator; raises TemplateSyntax (compile_error)."""
+    _refuse_unknown_names(env, source, tree, name)
     stream = StringIO()
     generator = (generator_class or env.code_generator_class)(env, name, name, stream, optimized=env.optimized)
     try:
@@ -475,6 +476,30 @@ def compile_tree(env: Any, source: str, tree: nodes.Template, name: str, generat
         return compile(stream.getvalue(), name, "exec"), generator
     except COMPILE_FAILURES as exc:
         raise compile_error(env, source, name, exc, generator) from None
+
+
+def _refuse_unknown_names(env: Any, source: str, tree: nodes.Template, name: str) -> None:
+    """An unknown filter or test is a compile error wherever it is (unknowns.py says why), at
+    its own name, with "did you mean"."""
+    from promptd.prompt import unknowns
+
+    found = unknowns.find(env, tree)
+    if not found:
+        return
+    from promptd.prompt import positions
+
+    first = found[0]
+    column = positions.column_of_name(env, source, first.line, first.name, attribute=False) or positions.first_tag_column(source, first.line)
+    raise TemplateSyntax(
+        f"template {name!r} line {first.line}, column {column}: {first.cause}",
+        template=name,
+        line=first.line,
+        column=column,
+        cause=first.cause,
+        reason=unknowns.REASON,
+        name=first.name,
+        suggestions=first.suggestions,
+    )
 
 
 def compile_error(env: Any, source: str, name: str, exc: BaseException, generator: CodeGenerator | None = None) -> TemplateSyntax:
