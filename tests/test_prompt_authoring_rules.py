@@ -158,3 +158,86 @@ def test_an_empty_tool_name_over_the_wire(shared_served):
     assert reply["error"]["data"]["reason"] == "unknown_name"
     reply = shared_served.request("prompt/lint", {"template": "${{ current_date }}\n${% macro m() %}${% endmacro %}${{ m }}"})
     assert [(v["line"], v["kind"], v["severity"]) for v in reply["result"]["violations"]] == [(1, "cache_volatile", "warning"), (2, "no_printed_form", "error")]
+
+
+# -- the command line: context errors, snapshots, diff --template, vars -----------------------------
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "old.jinja").write_text("You are ${{ system_prompt_label }}.\nOn ${{ os_name }}.\n")
+    (tmp_path / "new.jinja").write_text("You are ${{ system_prompt_label }}.\nOn ${{ os_name }}, carefully.\n")
+    (tmp_path / "linux.yaml").write_text("os_name: linux\n")
+    (tmp_path / "mac.json").write_text('{"os_name": "mac"}\n')
+    (tmp_path / "bad.yaml").write_text("os_name: linux\nrole_summaries:\n  - fine\n  - 3\n")
+    return tmp_path
+
+
+def test_a_bad_field_in_a_context_file_names_the_file_and_its_line(here, capsys):
+    assert cli_main(["render", "--context", "bad.yaml"]) == 2
+    assert "bad.yaml:4: invalid prompt context field 'role_summaries.1'" in capsys.readouterr().err
+    (here / "typo.json").write_text('{\n  "os_name": "linux",\n  "promt_mode": "full"\n}\n')
+    assert cli_main(["render", "--context", "typo.json"]) == 2
+    err = capsys.readouterr().err
+    assert "typo.json:3: unknown prompt context field 'promt_mode'" in err and "prompt_mode" in err
+
+
+def test_snapshots_report_every_bad_context_and_still_write_the_others(here, capsys):
+    (here / "worse.json").write_text('{"audience": "everyone"}\n')
+    argv = ["render", "--override", "custom:old.jinja", "--snapshot", "snaps", "--context", "linux.yaml", "--context", "bad.yaml", "--context", "worse.json", "--context", "mac.json"]
+    assert cli_main([*argv, "--update"]) == 2
+    out, err = capsys.readouterr()
+    assert sorted(p.name for p in (here / "snaps").iterdir()) == ["linux.txt", "mac.txt"]
+    assert "bad.yaml:4:" in err and "worse.json:1:" in err
+    assert "failed   snaps/bad.txt" in out and "2 of 4 contexts did not render" in out
+    assert cli_main(argv) == 2  # the good ones compare the same; the bad ones still fail
+    out, _ = capsys.readouterr()
+    assert "same     snaps/linux.txt" in out and "same     snaps/mac.txt" in out
+
+
+def test_diff_template_compares_two_versions_over_each_context(here, capsys):
+    assert cli_main(["diff", "--template", "old.jinja", "new.jinja", "--context", "linux.yaml", "--context", "mac.json"]) == 1
+    out = capsys.readouterr().out
+    assert "=== linux.yaml" in out and "-On linux." in out and "+On linux, carefully." in out
+    assert "=== mac.json" in out and "+On mac, carefully." in out
+    assert out.endswith("old.jinja -> new.jinja over 2 contexts: 2 differ, 0 identical\n")
+    assert cli_main(["diff", "--template", "old.jinja", "old.jinja"]) == 0
+    assert capsys.readouterr().out.endswith("over 1 context: 0 differ, 1 identical\n")
+
+
+def test_diff_template_reports_a_bad_context_and_compares_the_rest(here, capsys):
+    assert cli_main(["diff", "--template", "old.jinja", "new.jinja", "--context", "bad.yaml", "--context", "mac.json"]) == 2
+    out, err = capsys.readouterr()
+    assert err.count("bad.yaml:4:") == 1 and "+On mac, carefully." in out and "1 differ, 0 identical, 1 failed" in out
+
+
+def test_diff_of_two_contexts_still_works_and_refuses_context_without_template(here, capsys):
+    assert cli_main(["diff", "linux.yaml", "mac.json", "--override", "custom:old.jinja"]) == 1
+    assert "+On mac." in capsys.readouterr().out
+    assert cli_main(["diff", "linux.yaml", "mac.json", "--context", "bad.yaml"]) == 2
+    assert cli_main(["diff", "--template", "old.jinja", "new.jinja", "--override", "codex"]) == 2
+
+
+def test_vars_lists_what_the_templates_read_and_what_this_render_leaves_undefined(here, capsys):
+    (here / "tools.jinja").write_text("${% if tools.by_kind.read %}${{ tools.by_kind.read }}${% endif %}${% for k, v in tools.by_kind.items() %}${{ k }}${% endfor %}${{ params.edit.old_string }}")
+    assert cli_main(["vars", "--override", "custom:tools.jinja", "--tool", "read=cat", "--json"]) == 0
+    import json
+
+    reads = json.loads(capsys.readouterr().out)["reads"]
+    assert reads == [
+        {"template": "custom", "path": "tools.by_kind.read", "defined": True},
+        {"template": "custom", "path": "tools.by_kind", "defined": True},
+        {"template": "custom", "path": "params.edit.old_string", "defined": False},
+    ]
+    assert cli_main(["vars", "--override", "custom:tools.jinja"]) == 0
+    out = capsys.readouterr().out
+    assert "custom  tools.by_kind.read  (not defined)" in out and "custom  tools.by_kind\n" in out
+
+
+def test_prompt_vars_lists_the_shipped_template_reads_and_a_body_apart():
+    result = call_in_process("prompt/vars", {"context": {"prompt_body": "Also ${{ beta_flag }}."}, "tools": {"by_kind": {"read": "cat"}}})
+    by_template = {(r["template"], r["path"]): r["defined"] for r in result["reads"]}
+    assert by_template[("primary", "tools.by_kind.read")] is True and by_template[("primary", "system_prompt_label")] is True
+    assert by_template[("body", "beta_flag")] is False
+    assert not any(r["path"] in ("current_date", "working_directory") for r in result["reads"])

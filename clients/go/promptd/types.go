@@ -1151,6 +1151,16 @@ const (
 	TemplateNameFull       TemplateName = "full"
 )
 
+// TemplateRead is a type of the promptd protocol (see protocol/openrpc.json).
+type TemplateRead struct {
+	// The template that reads it: primary, subagent, custom or body.
+	Template string `json:"template"`
+	// The variable as deep as the template names it: `os_name`, `tools.by_kind.read`, `params.edit.old_string`.
+	Path string `json:"path"`
+	// Whether a render with these params defines it (false: a tool kind not sent, a flag not set, a misspelling).
+	Defined bool `json:"defined"`
+}
+
 // TemplateVariable is a type of the promptd protocol (see protocol/openrpc.json).
 type TemplateVariable struct {
 	Name string `json:"name"`
@@ -1209,6 +1219,9 @@ const (
 type VarsResult struct {
 	// Every variable a template rendered with these params sees, in merge order.
 	Variables []TemplateVariable `json:"variables"`
+	// What the render's templates read, each path once per template in order of first use (sealed templates and templates over 256 KiB are not read).
+	// Default: [].
+	Reads []TemplateRead `json:"reads,omitempty"`
 }
 
 // VaultConfig is a type of the promptd protocol (see protocol/openrpc.json).

@@ -828,6 +828,15 @@ export interface StripResult {
 
 export type TemplateName = "primary" | "subagent" | "apply_patch" | "custom" | "full";
 
+export interface TemplateRead {
+  /** The template that reads it: primary, subagent, custom or body. */
+  template: string;
+  /** The variable as deep as the template names it: `os_name`, `tools.by_kind.read`, `params.edit.old_string`. */
+  path: string;
+  /** Whether a render with these params defines it (false: a tool kind not sent, a flag not set, a misspelling). */
+  defined: boolean;
+}
+
 export interface TemplateVariable {
   name: string;
   /** The value a template sees (tools and params as their mappings). */
@@ -879,6 +888,11 @@ export interface VarsParams {
 export interface VarsResult {
   /** Every variable a template rendered with these params sees, in merge order. */
   variables: TemplateVariable[];
+  /**
+   * What the render's templates read, each path once per template in order of first use (sealed templates and templates over 256 KiB are not read).
+   * @default []
+   */
+  reads?: TemplateRead[];
 }
 
 export interface VaultConfig {
@@ -1232,7 +1246,7 @@ export abstract class GeneratedMethods {
     return this.call("prompt/render", params, options);
   }
 
-  /** `prompt/vars`: Every variable a template would see for these render params, with its value and source. */
+  /** `prompt/vars`: Every variable a template would see for these render params, with its value and source, and what the render's templates read. */
   promptVars(params: ParamsOf<"prompt/vars"> = {}, options?: RequestOptions): Promise<ResultOf<"prompt/vars">> {
     return this.call("prompt/vars", params, options);
   }

@@ -76,5 +76,15 @@ class TemplateVariable(ApiModel):
     )
 
 
+class TemplateRead(ApiModel):
+    template: str = Field(description="The template that reads it: primary, subagent, custom or body.")
+    path: str = Field(description="The variable as deep as the template names it: `os_name`, `tools.by_kind.read`, `params.edit.old_string`.")
+    defined: bool = Field(description="Whether a render with these params defines it (false: a tool kind not sent, a flag not set, a misspelling).")
+
+
 class VarsResult(ApiModel):
     variables: list[TemplateVariable] = Field(description="Every variable a template rendered with these params sees, in merge order.")
+    reads: list[TemplateRead] = Field(
+        default=[],
+        description="What the render's templates read, each path once per template in order of first use (sealed templates and templates over 256 KiB are not read).",
+    )

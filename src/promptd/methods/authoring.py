@@ -5,7 +5,7 @@ Glue layer, an area of its own so that a host that only renders never imports th
 
 from __future__ import annotations
 
-from promptd.api.authoring import LintKind, LintParams, LintResult, LintSeverity, LintViolation, TemplateVariable, VarsParams, VarsResult
+from promptd.api.authoring import LintKind, LintParams, LintResult, LintSeverity, LintViolation, TemplateRead, TemplateVariable, VarsParams, VarsResult
 from promptd.methods.base import Context, Method
 
 
@@ -44,10 +44,14 @@ def variables(params: VarsParams, ctx: Context) -> VarsResult:
     runtime = ctx.runtime
     tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
     found = listing.describe(params.context, tools, params.params, params.flags, reminder_style=runtime.config.reminders.style)
-    return VarsResult(variables=[TemplateVariable(name=v.name, value=v.value, source=v.source) for v in found])
+    reads = listing.render_reads(params.context, {v.name: v.value for v in found})
+    return VarsResult(
+        variables=[TemplateVariable(name=v.name, value=v.value, source=v.source) for v in found],
+        reads=[TemplateRead(template=r.template, path=r.path, defined=r.defined) for r in reads],
+    )
 
 
 METHODS: list[Method] = [
     Method("prompt/lint", LintParams, LintResult, lint, "Checks that every ${{ tools.by_kind.X }} sits inside a condition on tools.by_kind.X."),
-    Method("prompt/vars", VarsParams, VarsResult, variables, "Every variable a template would see for these render params, with its value and source."),
+    Method("prompt/vars", VarsParams, VarsResult, variables, "Every variable a template would see for these render params, with its value and source, and what the render's templates read."),
 ]

@@ -413,7 +413,10 @@ class Engine:
         env = self.environment_for(strict)
         code = codecache.load(source, name, strict) if persist else None
         if code is None:
-            code, _ = compile_tree(env, source, parse(env, source, name), name)
+            tree = parse(env, source, name)
+            # The lint finds these itself (all of them, not the first), before its own compile.
+            _refuse_unknown_names(env, source, tree, name)
+            code, _ = compile_tree(env, source, tree, name)
             if persist:
                 codecache.store(source, name, strict, code)
         template = env.template_class.from_code(env, code, env.make_globals(None), None)
@@ -468,7 +471,6 @@ def compile_tree(env: Any, source: str, tree: nodes.Template, name: str, generat
     """Jinja's code generation and Python's compile of `tree`, as Environment.compile does them
     (with `generator_class` in place of the environment's own: the lint's, which also collects
     names), and the generator; raises TemplateSyntax (compile_error)."""
-    _refuse_unknown_names(env, source, tree, name)
     stream = StringIO()
     generator = (generator_class or env.code_generator_class)(env, name, name, stream, optimized=env.optimized)
     try:

@@ -153,11 +153,12 @@ def findings(source: str, exempt: frozenset[str], strict: bool, flags: frozenset
             misspelled = _unknown_kind(ref.kind, tool_kinds)
             if misspelled:
                 violations.append(Violation(line, column, UNKNOWN_KIND, misspelled))
+    index = _Index(tree)
     if strict:
-        violations.extend(_undefined_names(env, source, tree, undeclared, flags))
+        violations.extend(_undefined_names(env, source, index, undeclared, flags))
     violations.extend(_not_portable(env, source, tree))
-    violations.extend(_cache_volatile(env, source, tree, volatile))
-    violations.extend(_no_printed_form(env, source, tree))
+    violations.extend(_cache_volatile(env, source, index, volatile))
+    violations.extend(_no_printed_form(env, source, index))
     violations.sort(key=lambda v: (v.line, v.column))
     return violations
 
@@ -225,18 +226,18 @@ def _tracking_generator(env: Any) -> Any:
     return Tracking
 
 
-def _undefined_names(env: object, source: str, tree: nodes.Template, read: set[str], flags: frozenset[str]) -> list[Violation]:
+def _undefined_names(env: object, source: str, index: _Index, read: set[str], flags: frozenset[str]) -> list[Violation]:
     """Every read of a top-level name that no render defines (strict undefined would refuse it)."""
     from promptd.prompt.variables import known_names
 
     known = known_names(flags)
-    undeclared = read - known - _assigned(tree)
+    undeclared = read - known - index.assigned
     if not undeclared:
         return []
     located = _Located(source, positions.name_positions(env, source, frozenset(undeclared)))
     out = []
     reported: set[tuple[int, int]] = set()
-    for node in tree.find_all(nodes.Name):
+    for node in index.of(nodes.Name):
         if node.ctx != "load" or node.name not in undeclared:
             continue
         line, column = located.next(node.lineno, node.name)
@@ -249,20 +250,36 @@ def _undefined_names(env: object, source: str, tree: nodes.Template, read: set[s
     return out
 
 
-def _assigned(tree: nodes.Template) -> set[str]:
-    """The names the template sets itself (anywhere) and its macros. Jinja resolves from the
-    variables a name the template sets in only some branches (in case the branch did not run),
-    so such a name shows up as read; it is the template's own all the same."""
-    return {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")} | {m.name for m in tree.find_all(nodes.Macro)}
+class _Index:
+    """The nodes of one syntax tree by class, each class's in tree order, from one walk: every
+    `find_all` is a walk of its own, and a 10,000-line template has hundreds of thousands of
+    nodes. Also the names the template sets itself (anywhere) and its macros: Jinja resolves from
+    the variables a name the template sets in only some branches (in case the branch did not
+    run), so such a name shows up as read; it is the template's own all the same."""
+
+    def __init__(self, tree: nodes.Template) -> None:
+        self._by_class: dict[type[nodes.Node], list[Any]] = {}
+        stack: list[nodes.Node] = [tree]
+        while stack:
+            node = stack.pop()
+            self._by_class.setdefault(type(node), []).append(node)
+            stack.extend(reversed(list(node.iter_child_nodes())))
+        self.macros = {m.name for m in self.of(nodes.Macro)}
+        self.assigned = {n.name for n in self.of(nodes.Name) if n.ctx in ("store", "param")} | self.macros
+
+    def of(self, cls: type[nodes.Node]) -> list[Any]:
+        return self._by_class.get(cls, [])
 
 
-def _cache_volatile(env: object, source: str, tree: nodes.Template, volatile: frozenset[str]) -> list[Violation]:
+def _cache_volatile(env: object, source: str, index: _Index, volatile: frozenset[str]) -> list[Violation]:
     """Warnings for every read of a volatile variable (docs/templates.md, "Prompt caching"): a
     provider caches the prompt by its exact prefix, and the prefix that stays the same from one
     day or folder to the next ends at the line of the first such read (pipeline.stable_prefix).
     Each warning says how much of the template's text comes from that line on."""
-    names = volatile - _assigned(tree)
-    reads = [node for node in tree.find_all(nodes.Name) if node.ctx == "load" and node.name in names]
+    names = volatile - index.assigned
+    if not names:
+        return []
+    reads = [node for node in index.of(nodes.Name) if node.ctx == "load" and node.name in names]
     if not reads:
         return []
     located = _Located(source, positions.name_positions(env, source, frozenset(node.name for node in reads)))
@@ -285,19 +302,18 @@ def _cache_volatile(env: object, source: str, tree: nodes.Template, volatile: fr
     return out
 
 
-def _no_printed_form(env: object, source: str, tree: nodes.Template) -> list[Violation]:
+def _no_printed_form(env: object, source: str, index: _Index) -> list[Violation]:
     """Errors for a `${{ }}` whose value can never be printed (filters.py refuses it when the line
     renders): a macro, a `joiner()` or `cycler()` object, the `loop` object, a global function or
     one of these objects' methods, printed without calling it. A namespace prints (as the map of
     what was set on it), and so do its attributes."""
-    assigned = _assigned(tree)
-    macros = {m.name for m in tree.find_all(nodes.Macro)}
+    assigned, macros = index.assigned, index.macros
     objects: dict[str, str] = {}  # a name set to joiner(...) or cycler(...) -> which
-    for assign in tree.find_all(nodes.Assign):
+    for assign in index.of(nodes.Assign):
         value = assign.node
         if isinstance(assign.target, nodes.Name) and isinstance(value, nodes.Call) and isinstance(value.node, nodes.Name) and value.node.name in ("joiner", "cycler"):
             objects[assign.target.name] = value.node.name
-    stores = [n.name for n in tree.find_all(nodes.Name) if n.ctx == "store"]
+    stores = [n.name for n in index.of(nodes.Name) if n.ctx == "store"]
     # A name set more than once may hold something else by the time it is printed.
     objects = {name: what for name, what in objects.items() if stores.count(name) == 1 and name not in macros}
 
@@ -322,7 +338,7 @@ def _no_printed_form(env: object, source: str, tree: nodes.Template) -> list[Vio
         return None
 
     found: list[tuple[int, str, str]] = []
-    for output in tree.find_all(nodes.Output):
+    for output in index.of(nodes.Output):
         for expr in output.nodes:
             problem = unprintable(expr)
             if problem is not None:
