@@ -100,7 +100,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
     lint = commands.add_parser(
         "lint",
-        help="check templates: guards, undefined names, syntax, portability",
+        help="check templates: guards, undefined names, syntax, portability, cache stability",
         description=wrap(
             'Lint templates (docs/templates.md, "Lint"): every ${{ tools.by_kind.X }} inside a guard, params.X.Y '
             "inside a condition on params.X, every name one a render defines, filters and tests that exist, and "

@@ -11,8 +11,8 @@ misspelling of a documented one is reported (`unknown_tool_kind`); and Python-on
 filters, which the reference engine does not have, are warnings (`not_portable`, from two data
 sets below that are meant to grow). Two rules keep a prompt cacheable and printable: a read of a
 volatile variable is a warning with the share of text it puts at risk (`cache_volatile`), and a
-`${{ }}` of a value with no printed form is an error (`no_printed_form`). A sealed envelope is refused, not linted as text. The syntax
-tree has lines but no columns, so columns come from the token stream (positions.py). Results are
+`${{ }}` of a value with no printed form is an error (`no_printed_form`). A sealed envelope is
+refused, not linted as text. The syntax tree has lines but no columns, so columns come from the token stream (positions.py). Results are
 cached by content hash, so linting an unchanged template again is a lookup.
 """
 
@@ -92,8 +92,8 @@ def lint(
     """Every finding in `source`, in order of position; a syntax error is one finding. `strict`
     checks names against the variables a render defines (plus the `flags` a host sends);
     `tool_kinds` are kinds the host sends besides the documented ones; `volatile` the variables
-    whose reads cost the prompt its cache (config prompt.volatile_variables). Raises TemplateSyntax for a
-    sealed envelope. `finder` does the work (here by default); what it raises passes through,
+    whose reads cost the prompt its cache (config prompt.volatile_variables). Raises
+    TemplateSyntax for a sealed envelope. `finder` does the work (here by default); what it raises passes through,
     and its answer is cached."""
     source = normalize(source)
     _refuse_sealed(source, name)
