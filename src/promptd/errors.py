@@ -220,6 +220,14 @@ class ValueTooLarge(PromptdError):
     kind = "value_too_large"
 
 
+class EmptyToolName(PromptdError):
+    """A tool kind given an empty (or blank) tool name in `tools.by_kind` (`field`, `tool_kind`): leave a kind out when the host has no such tool."""
+
+    # Invalid params: the request's content is refused before anything renders.
+    code = -32602
+    kind = "empty_tool_name"
+
+
 class AlreadyInitialized(PromptdError):
     """`initialize` was called a second time."""
 

@@ -129,6 +129,8 @@ type PromptLintParams struct {
 	// Tool kinds the host sends besides the documented ones (not questioned as misspellings).
 	// Default: [].
 	ToolKinds []string `json:"tool_kinds,omitempty"`
+	// Variables whose reads are cache_volatile warnings (their values change per session or per day); defaults to config prompt.volatile_variables.
+	VolatileVariables []string `json:"volatile_variables,omitempty"`
 }
 
 // PromptPersistParams are the params of "prompt/persist".
@@ -513,6 +515,7 @@ const (
 	ErrorKindInvalidParams      ErrorKind = "invalid_params"
 	ErrorKindPositionalParams   ErrorKind = "positional_params"
 	ErrorKindValueTooLarge      ErrorKind = "value_too_large"
+	ErrorKindEmptyToolName      ErrorKind = "empty_tool_name"
 	ErrorKindInternal           ErrorKind = "internal"
 	ErrorKindCancelled          ErrorKind = "cancelled"
 	ErrorKindShutDown           ErrorKind = "shut_down"
@@ -673,7 +676,8 @@ type Limits struct {
 
 // What a prompt/lint violation is (docs/templates.md): a tool name used unguarded, dynamically
 // or aliased, a param used unguarded, a name no render defines, a misspelt tool kind, a construct
-// the reference engine lacks (not_portable), or a syntax error.
+// the reference engine lacks (not_portable), a read of a volatile variable (cache_volatile), a
+// value printed that has no printed form (no_printed_form), or a syntax error.
 type LintKind string
 
 // The values of LintKind.
@@ -685,6 +689,8 @@ const (
 	LintKindUndefinedVariable LintKind = "undefined_variable"
 	LintKindUnknownToolKind   LintKind = "unknown_tool_kind"
 	LintKindNotPortable       LintKind = "not_portable"
+	LintKindCacheVolatile     LintKind = "cache_volatile"
+	LintKindNoPrintedForm     LintKind = "no_printed_form"
 	LintKindSyntax            LintKind = "syntax"
 )
 
@@ -693,8 +699,8 @@ type LintResult struct {
 	Violations []LintViolation `json:"violations"`
 }
 
-// How much a prompt/lint violation matters: an error, or a warning (not_portable), which alone
-// does not fail `promptd lint`.
+// How much a prompt/lint violation matters: an error, or a warning (not_portable,
+// cache_volatile), which alone does not fail `promptd lint`.
 type LintSeverity string
 
 // The values of LintSeverity.
@@ -709,10 +715,10 @@ type LintViolation struct {
 	Line int64 `json:"line"`
 	// 1-based, in code points
 	Column int64 `json:"column"`
-	// unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax
+	// unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable, cache_volatile, no_printed_form or syntax
 	Kind    LintKind `json:"kind"`
 	Message string   `json:"message"`
-	// error, or warning (not_portable): a warning alone does not fail `promptd lint`.
+	// error, or warning (not_portable, cache_volatile): a warning alone does not fail `promptd lint`.
 	// Default: "error".
 	Severity LintSeverity `json:"severity,omitempty"`
 }
@@ -1149,6 +1155,16 @@ const (
 	TemplateNameFull       TemplateName = "full"
 )
 
+// TemplateRead is a type of the promptd protocol (see protocol/openrpc.json).
+type TemplateRead struct {
+	// The template that reads it: primary, subagent, custom or body.
+	Template string `json:"template"`
+	// The variable as deep as the template names it: `os_name`, `tools.by_kind.read`, `params.edit.old_string`.
+	Path string `json:"path"`
+	// Whether a render with these params defines it (false: a tool kind not sent, a flag not set, a misspelling).
+	Defined bool `json:"defined"`
+}
+
 // TemplateVariable is a type of the promptd protocol (see protocol/openrpc.json).
 type TemplateVariable struct {
 	Name string `json:"name"`
@@ -1207,6 +1223,9 @@ const (
 type VarsResult struct {
 	// Every variable a template rendered with these params sees, in merge order.
 	Variables []TemplateVariable `json:"variables"`
+	// What the render's templates read, each path once per template in order of first use (sealed templates and templates over 256 KiB are not read).
+	// Default: [].
+	Reads []TemplateRead `json:"reads,omitempty"`
 }
 
 // VaultConfig is a type of the promptd protocol (see protocol/openrpc.json).
@@ -1246,7 +1265,7 @@ const (
 	CodeInvalidRequest = -32600
 	// CodeMethodNotFound: Method not found (data.kind: method_not_found)
 	CodeMethodNotFound = -32601
-	// CodeInvalidParams: Invalid params (data.kind: invalid_params, positional_params, value_too_large)
+	// CodeInvalidParams: Invalid params (data.kind: invalid_params, positional_params, value_too_large, empty_tool_name)
 	CodeInvalidParams = -32602
 	// CodeInternalError: Internal error (data.kind: internal)
 	CodeInternalError = -32603
@@ -1300,6 +1319,7 @@ var ErrorKindCode = map[ErrorKind]int64{
 	"invalid_params":      -32602,
 	"positional_params":   -32602,
 	"value_too_large":     -32602,
+	"empty_tool_name":     -32602,
 	"internal":            -32603,
 	"cancelled":           -32800,
 	"shut_down":           -32002,

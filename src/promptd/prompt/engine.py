@@ -446,7 +446,10 @@ class Engine:
         env = self.environment_for(strict)
         code = codecache.load(source, name, strict) if persist else None
         if code is None:
-            code, _ = compile_tree(env, source, parse(env, source, name), name)
+            tree = parse(env, source, name)
+            # The lint finds these itself (all of them, not the first), before its own compile.
+            _refuse_unknown_names(env, source, tree, name)
+            code, _ = compile_tree(env, source, tree, name)
             if persist:
                 codecache.store(source, name, strict, code)
         template = env.template_class.from_code(env, code, env.make_globals(None), None)
@@ -508,6 +511,30 @@ def compile_tree(env: Any, source: str, tree: nodes.Template, name: str, generat
         return compile(stream.getvalue(), name, "exec"), generator
     except COMPILE_FAILURES as exc:
         raise compile_error(env, source, name, exc, generator) from None
+
+
+def _refuse_unknown_names(env: Any, source: str, tree: nodes.Template, name: str) -> None:
+    """An unknown filter or test is a compile error wherever it is (unknowns.py says why), at
+    its own name, with "did you mean"."""
+    from promptd.prompt import unknowns
+
+    found = unknowns.find(env, tree)
+    if not found:
+        return
+    from promptd.prompt import positions
+
+    first = found[0]
+    column = positions.column_of_name(env, source, first.line, first.name, attribute=False) or positions.first_tag_column(source, first.line)
+    raise TemplateSyntax(
+        f"template {name!r} line {first.line}, column {column}: {first.cause}",
+        template=name,
+        line=first.line,
+        column=column,
+        cause=first.cause,
+        reason=unknowns.REASON,
+        name=first.name,
+        suggestions=first.suggestions,
+    )
 
 
 def compile_error(env: Any, source: str, name: str, exc: BaseException, generator: CodeGenerator | None = None) -> TemplateSyntax:

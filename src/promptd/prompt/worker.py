@@ -239,6 +239,7 @@ class WorkerPool:
         strict: bool,
         flags: frozenset[str],
         tool_kinds: frozenset[str],
+        volatile: frozenset[str] = frozenset(),
         *,
         deadline_s: float,
         memory_mb: int | None = None,
@@ -248,7 +249,16 @@ class WorkerPool:
         deadline and memory budget as a render; raises RenderTimeout or Cancelled."""
         from promptd.prompt.lint import Violation
 
-        job = {"lint": True, "source": source, "exempt": sorted(exempt), "strict": strict, "flags": sorted(flags), "tool_kinds": sorted(tool_kinds), "memory_mb": memory_mb}
+        job = {
+            "lint": True,
+            "source": source,
+            "exempt": sorted(exempt),
+            "strict": strict,
+            "flags": sorted(flags),
+            "tool_kinds": sorted(tool_kinds),
+            "volatile": sorted(volatile),
+            "memory_mb": memory_mb,
+        }
         reply = self._run(job, LINT_NAME, deadline_s, cancel)
         found = reply.get("violations") if isinstance(reply, dict) else None
         if not isinstance(found, list):
@@ -604,7 +614,7 @@ def _job_reply(eng: Any, job: dict[str, Any]) -> dict[str, Any]:
         if job.get("lint"):
             from promptd.prompt import lint
 
-            found = lint.findings(job["source"], frozenset(job["exempt"]), job["strict"], frozenset(job["flags"]), frozenset(job["tool_kinds"]))
+            found = lint.findings(job["source"], frozenset(job["exempt"]), job["strict"], frozenset(job["flags"]), frozenset(job["tool_kinds"]), frozenset(job.get("volatile", ())))
             return {"violations": [list(v) for v in found]}
         return {"text": eng.render(job["source"], job["variables"], name, strict=job["strict"])}
     except PromptdError as exc:
