@@ -35,7 +35,7 @@ def section() -> list[str]:
     from promptd.api.reminders import WrapParams
     from promptd.citations.export import strip as strip_markers
     from promptd.local import Local
-    from promptd.reminders.format import wrap
+    from promptd.reminders.keyed import wrap
     from promptd.reminders.sanitize import sanitize
 
     door = Local()

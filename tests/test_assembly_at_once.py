@@ -10,7 +10,7 @@ from typing import Any
 from promptd.assembly.assemble import OFF_LOOP_CHARS
 from promptd.config import Config
 from promptd.methods import TABLE
-from promptd.methods.base import Context, NoLifecycle, NoPeer
+from promptd.methods.base import Context, NoPeer
 from promptd.methods.boundary import start
 from promptd.runtime import Runtime
 from promptd.sessions.store import digest
@@ -21,6 +21,13 @@ QUIET = {
     "reminders": {"session_metadata": False, "project_memory": False, "file_modified": False},
     "todo_nudge": {"enabled": False},
 }
+
+
+class NoLifecycle:
+    """A server life that never ends: these tests call no lifecycle method."""
+
+    async def shutdown(self) -> None:
+        return None
 
 
 def context(overrides: dict[str, Any] | None = None) -> Context:

@@ -338,8 +338,9 @@ def test_the_node_readme_names_the_python_its_test_server_needs():
 
 
 def _logged_events() -> set[str]:
-    pattern = re.compile(r"\.(?:debug|info|warning|error)\(\s*\"([a-z_]+)\"")
-    return {m.group(1) for path in (ROOT / "src" / "promptd").rglob("*.py") for m in pattern.finditer(path.read_text(encoding="utf-8"))}
+    # A call with the event's name, or a module's named event (rpc/faults.py's LOG_EVENT).
+    pattern = re.compile(r"\.(?:debug|info|warning|error)\(\s*\"([a-z_]+)\"|^LOG_EVENT = \"([a-z_]+)\"", re.MULTILINE)
+    return {m.group(1) or m.group(2) for path in (ROOT / "src" / "promptd").rglob("*.py") for m in pattern.finditer(path.read_text(encoding="utf-8"))}
 
 
 def test_every_log_event_is_listed_in_operations_md():

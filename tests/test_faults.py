@@ -397,7 +397,7 @@ def test_a_cancelled_in_process_render_raises_cancelled():
     from promptd.prompt import worker
     from promptd.prompt.engine import Engine
 
-    cancel = worker.Cancel()
+    cancel = worker.Cancellation()
     timer = threading.Timer(0.2, cancel.cancel)
     timer.start()
     with pytest.raises(worker.Cancelled):

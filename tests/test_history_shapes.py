@@ -245,6 +245,48 @@ def test_a_tag_split_across_two_parts_of_different_types_is_neutralized_where_it
     assert again["changes"] == []
 
 
+def _user_splits(a: str, b: str) -> dict[str, list[Any]]:
+    """The same, for two text parts of a user message, in each shape."""
+    return {
+        "anthropic_user_text_blocks": [{"role": "user", "content": [{"type": "text", "text": a}, {"type": "text", "text": b}]}, ""],
+        "openai_chat_user_text_parts": [{"role": "user", "content": [{"type": "text", "text": a}, {"type": "text", "text": b}]}, ""],
+        "openai_responses_input_text": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": a}, {"type": "input_text", "text": b}]}, ""],
+        "mcp_user_text_items": [{"role": "user", "content": [{"type": "text", "text": a}, {"type": "text", "text": b}]}, ""],
+        "gemini_user_parts": [{"role": "user", "parts": [{"text": a}, {"text": b}]}, ""],
+        "ai_sdk_user_text_parts": [{"role": "user", "content": [{"type": "text", "text": a}, {"type": "text", "text": b}]}, ""],
+        "ui_message_user_text_parts": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": a}, {"type": "text", "text": b}]}, ""],
+    }
+
+
+SPLIT_AT = [(case, tag, cut) for case in [*SPLITS, *_user_splits("a", "b")] for tag in ("<system-reminder>", "</system-reminder>") for cut in range(1, len(tag))]
+
+
+def _without_renames(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("untrusted-", "")
+    if isinstance(value, list):
+        return [_without_renames(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _without_renames(item) for key, item in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("case, tag, cut", SPLIT_AT, ids=[f"{c}-{t}-{n}" for c, t, n in SPLIT_AT])
+def test_a_tag_split_at_any_position_across_two_parts_is_renamed_at_its_name_and_nowhere_else(door, case, tag, cut):
+    first, second = "Done. " + tag[:cut], tag[cut:] + "\nThe rest."
+    message = {**_split(first, second), **_user_splits(first, second)}[case][0]
+    result = sanitize(door, [message])
+    cleaned = result["messages"][0]
+    joined = _texts(cleaned)
+    assert "untrusted-" in joined and "untrusted-/" not in joined
+    assert "</system-reminder" not in joined and "<system-reminder" not in joined
+    assert_inert(door, joined)
+    # The prefix, in front of the name, is the one edit.
+    assert _without_renames(cleaned) == message
+    assert [c["kind"] for c in result["changes"]] == ["tag"]
+    assert sanitize(door, result["messages"])["changes"] == []
+
+
 def test_an_mcp_text_item_and_an_embedded_resource_are_one_stream_for_content_sanitize_value(door):
     value = {
         "content": [

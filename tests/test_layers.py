@@ -45,8 +45,9 @@ ALSO: dict[str, frozenset[str]] = {
     "promptd.cli": frozenset({"promptd.local", "promptd.transport"}),
     # Assembly runs the reminder providers: it formats reminders, reads sessions and todos.
     "promptd.assembly": frozenset({"promptd.reminders", "promptd.sessions"}),
-    # The log level is a setting.
-    "promptd.config": frozenset({"promptd.logs"}),
+    # The log level is a setting; promptd's own variable names are declared where children are
+    # kept from them.
+    "promptd.config": frozenset({"promptd.logs", "promptd.childenv"}),
     # No child gets a key promptd holds, in any of the forms keyfile reads.
     "promptd.childenv": frozenset({"promptd.keyfile"}),
 }

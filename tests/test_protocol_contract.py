@@ -124,7 +124,18 @@ def test_the_lint_kinds_and_severities_of_the_document_are_the_linters_own():
     from promptd.api.authoring import LintKind, LintSeverity
     from promptd.prompt import guards, lint
 
-    linter_kinds = {guards.UNGUARDED, guards.DYNAMIC, guards.ALIASED, guards.UNGUARDED_PARAM, guards.UNDEFINED, lint.UNKNOWN_KIND, lint.NOT_PORTABLE, lint.SYNTAX}
+    linter_kinds = {
+        guards.UNGUARDED,
+        guards.DYNAMIC,
+        guards.ALIASED,
+        guards.UNGUARDED_PARAM,
+        guards.UNDEFINED,
+        lint.UNKNOWN_KIND,
+        lint.NOT_PORTABLE,
+        lint.CACHE_VOLATILE,
+        lint.NO_PRINTED_FORM,
+        lint.SYNTAX,
+    }
     assert linter_kinds == set(LintKind)
     assert {lint.ERROR, lint.WARNING} == set(LintSeverity)
     schemas = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))["components"]["schemas"]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from support.doors import SLOW, InProcess, Wire, make_door
 from support.trust import make_trust
 
-from promptd.reminders import format as reminder_format
+from promptd.reminders import keyed
 from promptd.reminders.history import sanitize_history
 from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_keyed, wrap_trusted
 from promptd.reminders.sanitize import sanitize
@@ -452,7 +452,7 @@ FRAGMENTS = [
     KEYED,
     wrap_trusted("old", OTHER, "pua"),
     wrap_trusted("old", OTHER, "xml"),
-    reminder_format.wrap("session.cwd", "/tmp"),
+    keyed.wrap("session.cwd", "/tmp"),
     NONCE,
     NONCE[:16],
     NONCE[16:],

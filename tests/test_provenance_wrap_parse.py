@@ -9,7 +9,7 @@ import pytest
 from support.trust import make_trust
 
 from promptd.errors import NestedMarker
-from promptd.reminders import format as reminder_format
+from promptd.reminders import keyed
 from promptd.reminders.ledger import Eviction, Kind, Ledger, Trust
 from promptd.reminders.provenance import Block, Refusal, parse, strip, trigger_markup, wrap_keyed, wrap_trusted
 from promptd.reminders.sanitize import sanitize
@@ -151,9 +151,9 @@ def test_the_ledger_binds_each_prompt_to_its_key():
 
 
 def test_keyed_blocks_parse_with_their_key_and_unescaped_body_and_authenticate_only_when_recorded():
-    plain = reminder_format.wrap("session.cwd", "a<b & c")
+    plain = keyed.wrap("session.cwd", "a<b & c")
     recorded = wrap_keyed("session.date", "2026-04-23", TRUST)
-    unrecorded = reminder_format.wrap("session.date", "2026-04-24", NONCE)
+    unrecorded = keyed.wrap("session.date", "2026-04-24", NONCE)
     text = plain + "\n\n" + recorded + "\n\n" + unrecorded
     for style in ("pua", "xml"):
         first, second, third = parse(text, TRUST, style)

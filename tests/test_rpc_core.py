@@ -86,7 +86,7 @@ def test_outgoing_ids_are_prefixed_and_settled_once():
     calls = OutgoingCalls()
     call_id, frame = calls.start("provider/produce", {"provider": "p"})
     assert call_id.startswith("promptd-") and frame["method"] == "provider/produce"
-    assert calls.settle(Response(call_id, result=1)) == call_id
+    assert calls.settle(Response(call_id, result=1)) == (call_id, None)
     assert calls.settle(Response(call_id, result=1)) is None
 
 
@@ -126,3 +126,13 @@ def test_numbers_read_the_same_whichever_parser_a_line_needs():
     assert plain.params["big"] == with_surrogate.params["big"] and isinstance(with_surrogate.params["big"], float)
     for line in (b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":1e400}}', b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\\ud800","x":1e400}}'):
         assert decode(line).messages[0].frame["error"]["code"] == codes.PARSE_ERROR
+
+
+def test_a_callers_waiter_comes_back_with_its_reply_and_is_listed_until_then():
+    calls = OutgoingCalls()
+    waiter, other = object(), object()
+    call_id, _ = calls.start("m", {}, waiter)
+    calls.start("m", {}, other)
+    assert calls.waiters() == [waiter, other]
+    assert calls.settle(Response(call_id, result=1)) == (call_id, waiter)
+    assert calls.waiters() == [other]

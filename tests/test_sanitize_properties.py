@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.trust import make_trust
 
-from promptd.reminders import format as reminder_format
+from promptd.reminders import keyed
 from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_trusted
 from promptd.reminders.sanitize import sanitize
 from promptd.reminders.sanitizer import detect
@@ -20,6 +20,8 @@ OTHER_NONCE = "00000000000000000000000000000000"
 TRUST = make_trust(NONCE)
 OTHER = make_trust(OTHER_NONCE)
 STYLES = ("pua", "xml")
+# The RGI emoji tag sequences: the flags of England, Scotland and Wales.
+RGI_FLAGS = ["\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in code) + "\U000e007f" for code in ("gbeng", "gbsct", "gbwls")]
 
 # Any character at all: lone surrogates, private use, format and control characters included.
 ANY_CHAR = st.characters(exclude_categories=())
@@ -122,12 +124,17 @@ FRAGMENTS = [
     "a",
     "日本",
     "👨\u200d👩",
+    # An RGI emoji tag sequence (the flag of England) and the pieces of one.
+    "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+    "\U0001f3f4",
+    "\U000e0067\U000e0062",
+    "\U000e007f",
     wrap_trusted("kept body", TRUST, "pua"),
     wrap_trusted("kept body", TRUST, "xml"),
     wrap_trusted(trigger_markup("Read memory") + "\n\nbody", TRUST, "pua"),
     wrap_trusted("old", OTHER, "pua"),
-    reminder_format.wrap("session.cwd", "/tmp", NONCE),
-    reminder_format.wrap("session.cwd", "/tmp"),
+    keyed.wrap("session.cwd", "/tmp", NONCE),
+    keyed.wrap("session.cwd", "/tmp"),
 ]
 CRAFTED_TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(ANY_CHAR, max_size=3)), max_size=40).map("".join)
 TEXT = st.one_of(ANY_TEXT, CRAFTED_TEXT)
@@ -169,11 +176,14 @@ def test_sanitizing_is_idempotent_and_counts_nothing_the_second_time(text):
 
 @SETTINGS
 @given(TEXT)
-def test_sanitized_text_holds_no_delimiter_no_nonce_and_no_tag_character(text):
+def test_sanitized_text_holds_no_delimiter_no_nonce_and_no_tag_character_outside_an_rgi_flag(text):
     cleaned = sanitize(text, NONCE).text
     assert "\ue203" not in cleaned and "\ue204" not in cleaned
     assert NONCE not in cleaned.lower()
-    assert not any(0xE0000 <= ord(c) <= 0xE007F for c in cleaned)
+    without_flags = cleaned
+    for flag in RGI_FLAGS:
+        without_flags = without_flags.replace(flag, "")
+    assert not any(0xE0000 <= ord(c) <= 0xE007F for c in without_flags)
 
 
 @SETTINGS

@@ -92,3 +92,51 @@ def test_locked_parts_never_change_and_the_stream_is_a_fixed_point(parts):
         assert sanitize(joined, NONCE).neutralized == 0
     # What is left is wholly in locked text: every finding of a second pass is in a locked part.
     assert all(locked[f.part] and not f.edited for f in twice.findings)
+
+
+SPLIT_TAGS = ["<system-reminder>", "</system-reminder>", "<display-trigger>", "</display-trigger>", '< / System-Reminder nonce="x">']
+
+
+def _cuts() -> list[tuple[str, int]]:
+    return [(tag, cut) for tag in SPLIT_TAGS for cut in range(1, len(tag))]
+
+
+def test_a_tag_split_at_any_position_across_two_parts_is_renamed_at_its_name():
+    for tag, cut in _cuts():
+        first, second = "Done. " + tag[:cut], tag[cut:] + "\nNext line."
+        stream = sanitize_stream([first, second])
+        name = next(i for i, c in enumerate(tag) if c.isalpha())
+        # The prefix goes directly in front of the name's first letter, in the part that holds it.
+        if cut > name:
+            expected = ["Done. " + tag[:name] + "untrusted-" + tag[name:cut], second]
+        else:
+            expected = [first, tag[cut:name] + "untrusted-" + tag[name:] + "\nNext line."]
+        assert stream.texts == expected, (tag, cut)
+        assert stream.findings == [Finding(0 if cut > name else 1, "tag", True)], (tag, cut)
+        joined = "".join(stream.texts)
+        assert "</system-reminder" not in joined.lower() and "<system-reminder" not in joined.lower()
+        assert "untrusted-/" not in joined and scan(joined) == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([p for p in PIECES if p != "\U000e0041"]), max_size=12).map("".join), st.data())
+@example("Done. </system-reminder>", None)
+def test_a_stream_of_open_parts_reads_as_the_joined_text_sanitized_whole(text, data):
+    # Wherever the text is cut, the edits land where sanitizing it whole puts them.
+    cut = data.draw(st.integers(0, len(text))) if data is not None else 7
+    stream = sanitize_stream([text[:cut], text[cut:]], NONCE)
+    assert "".join(stream.texts) == sanitize(text, NONCE).text
+
+
+def test_a_name_that_begins_in_a_locked_part_and_goes_on_is_broken_where_it_goes_on():
+    stream = sanitize_stream(["Done. <", "/sys", "tem-reminder> x"], None, [False, True, False])
+    assert stream.texts == ["Done. <", "/sys", "untrusted-tem-reminder> x"]
+    assert stream.findings == [Finding(2, "tag", True)]
+    assert scan("".join(stream.texts)) == []
+
+
+def test_a_name_wholly_in_a_locked_part_is_renamed_in_the_one_place_left_before_it():
+    # The bracket's part is the only one of the tag that may change.
+    stream = sanitize_stream(["Done. <", "/system-reminder> x"], None, [False, True])
+    assert stream.texts == ["Done. <untrusted-", "/system-reminder> x"]
+    assert stream.findings == [Finding(0, "tag", True)]

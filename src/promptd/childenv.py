@@ -77,8 +77,9 @@ ALLOWED = LOCALE_CATEGORIES | frozenset(
 )
 # promptd's own variables (its settings, PROMPTD_CONFIG, the vault key), the host's under the same
 # prefix: never a child's. Compared case-insensitively, so no spelling of the name gets through.
+# Named here, where children are kept from them; promptd.config reads both names from here.
 REFUSED_PREFIX = "PROMPTD_"
-# The variable holding the vault key (promptd.config.VAULT_KEY_ENV; this layer cannot import it).
+# The variable holding the vault key.
 VAULT_KEY_ENV = "PROMPTD_VAULT_KEY"
 
 

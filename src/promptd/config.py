@@ -17,15 +17,16 @@ from typing import Annotated, Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
+from promptd.childenv import REFUSED_PREFIX, VAULT_KEY_ENV
 from promptd.errors import ConfigError
 from promptd.files import Refused, read_named
 from promptd.logs import LogLevel
 from promptd.prompt.kinds import VaultKeySource
 from promptd.reminders.kinds import BlockStyle, Eviction
 
-ENV_PREFIX = "PROMPTD_"
-CONFIG_ENV = "PROMPTD_CONFIG"
-VAULT_KEY_ENV = "PROMPTD_VAULT_KEY"
+# Every variable promptd reads starts with the prefix no child process is given.
+ENV_PREFIX = REFUSED_PREFIX
+CONFIG_ENV = f"{ENV_PREFIX}CONFIG"
 # PROMPTD_* variables promptd reads that are not configuration fields (never reported as ignored).
 NON_CONFIG_ENV = {VAULT_KEY_ENV, CONFIG_ENV}
 

@@ -13,7 +13,29 @@ clients read one list. A test checks that every `"kind": "..."` the source sends
 from __future__ import annotations
 
 from collections import Counter
+from enum import StrEnum
 from typing import Any, ClassVar, NamedTuple
+
+
+class TransportKind(StrEnum):
+    """The `data.kind` values the transport sends with its own codes: one closed set, named once."""
+
+    PARSE_ERROR = "parse_error"
+    BAD_VERSION = "bad_version"
+    INVALID_METHOD = "invalid_method"
+    INVALID_ID = "invalid_id"
+    INVALID_PARAMS_TYPE = "invalid_params_type"
+    NOT_AN_OBJECT = "not_an_object"
+    EMPTY_BATCH = "empty_batch"
+    TOO_DEEP = "too_deep"
+    TOO_LARGE = "too_large"
+    DUPLICATE_ID = "duplicate_id"
+    METHOD_NOT_FOUND = "method_not_found"
+    INVALID_PARAMS = "invalid_params"
+    POSITIONAL_PARAMS = "positional_params"
+    INTERNAL = "internal"
+    CANCELLED = "cancelled"
+    SHUT_DOWN = "shut_down"
 
 
 class WireError(NamedTuple):
@@ -36,7 +58,7 @@ PARSE_ERROR = WireError(
     "Parse error",
     (
         (
-            "parse_error",
+            TransportKind.PARSE_ERROR,
             "A line that is not JSON (`reason` invalid_json) or not valid UTF-8 (invalid_utf8); `offset` is the byte of the line where reading stopped, `detail` what was expected there. The answer's id is null.",
         ),
     ),
@@ -46,30 +68,30 @@ INVALID_REQUEST = WireError(
     "InvalidRequest",
     "Invalid Request",
     (
-        ("bad_version", '`jsonrpc` is not "2.0".'),
-        ("invalid_method", "`method` is missing or not a string."),
-        ("invalid_id", "The id is not a string or an integer within 64 bits."),
-        ("invalid_params_type", "`params` is neither an object nor an array."),
-        ("not_an_object", "The message is not a JSON object."),
-        ("empty_batch", "An empty batch array."),
-        ("too_deep", "Nesting deeper than the limit (`max_depth`)."),
-        ("too_large", "The line is longer than max_message_bytes (`limit`)."),
-        ("duplicate_id", "The id of a request still in flight (`id`)."),
+        (TransportKind.BAD_VERSION, '`jsonrpc` is not "2.0".'),
+        (TransportKind.INVALID_METHOD, "`method` is missing or not a string."),
+        (TransportKind.INVALID_ID, "The id is not a string or an integer within 64 bits."),
+        (TransportKind.INVALID_PARAMS_TYPE, "`params` is neither an object nor an array."),
+        (TransportKind.NOT_AN_OBJECT, "The message is not a JSON object."),
+        (TransportKind.EMPTY_BATCH, "An empty batch array."),
+        (TransportKind.TOO_DEEP, "Nesting deeper than the limit (`max_depth`)."),
+        (TransportKind.TOO_LARGE, "The line is longer than max_message_bytes (`limit`)."),
+        (TransportKind.DUPLICATE_ID, "The id of a request still in flight (`id`)."),
     ),
 )
-METHOD_NOT_FOUND = WireError(-32601, "MethodNotFound", "Method not found", (("method_not_found", "No such method (`method`)."),))
+METHOD_NOT_FOUND = WireError(-32601, "MethodNotFound", "Method not found", ((TransportKind.METHOD_NOT_FOUND, "No such method (`method`)."),))
 INVALID_PARAMS = WireError(
     -32602,
     "InvalidParams",
     "Invalid params",
     (
-        ("invalid_params", "The params do not match the method's schema (`errors: [{field, type, message}]`)."),
-        ("positional_params", "Params given as an array; promptd takes them by name."),
+        (TransportKind.INVALID_PARAMS, "The params do not match the method's schema (`errors: [{field, type, message}]`)."),
+        (TransportKind.POSITIONAL_PARAMS, "Params given as an array; promptd takes them by name."),
     ),
 )
-INTERNAL_ERROR = WireError(-32603, "InternalError", "Internal error", (("internal", "An unexpected fault; details go to the log only."),))
-REQUEST_CANCELLED = WireError(-32800, "RequestCancelled", "Request cancelled", (("cancelled", "Cancelled by `$/cancelRequest`, `exit` or the shutdown deadline."),))
-SERVER_SHUT_DOWN = WireError(-32002, "ServerShutDown", "Server is shut down", (("shut_down", "Sent after `shutdown`."),))
+INTERNAL_ERROR = WireError(-32603, "InternalError", "Internal error", ((TransportKind.INTERNAL, "An unexpected fault; details go to the log only."),))
+REQUEST_CANCELLED = WireError(-32800, "RequestCancelled", "Request cancelled", ((TransportKind.CANCELLED, "Cancelled by `$/cancelRequest`, `exit` or the shutdown deadline."),))
+SERVER_SHUT_DOWN = WireError(-32002, "ServerShutDown", "Server is shut down", ((TransportKind.SHUT_DOWN, "Sent after `shutdown`."),))
 
 # In the order the document lists them.
 TRANSPORT_ERRORS: tuple[WireError, ...] = (
@@ -196,6 +218,14 @@ class ValueTooLarge(PromptdError):
     # Invalid params, as every other request promptd refuses for its content.
     code = -32602
     kind = "value_too_large"
+
+
+class EmptyToolName(PromptdError):
+    """A tool kind given an empty (or blank) tool name in `tools.by_kind` (`field`, `tool_kind`): leave a kind out when the host has no such tool."""
+
+    # Invalid params: the request's content is refused before anything renders.
+    code = -32602
+    kind = "empty_tool_name"
 
 
 class AlreadyInitialized(PromptdError):

@@ -61,7 +61,7 @@ class DescribedMethod(Protocol):
     def client_driven(self) -> bool: ...
 
 
-MethodTable = Mapping[str, DescribedMethod]
+DescribedTable = Mapping[str, DescribedMethod]
 
 
 def _method_entry(
@@ -89,7 +89,7 @@ def _method_entry(
     return entry
 
 
-def openrpc_document(table: MethodTable) -> dict[str, Any]:
+def openrpc_document(table: DescribedTable) -> dict[str, Any]:
     """The document describing `table` (promptd.methods.TABLE, or a server's own table). Built once
     per table; callers must not change it."""
     return _document(tuple(table.items()))
@@ -193,6 +193,6 @@ def _resolve(schema: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def render(table: MethodTable) -> bytes:
+def render(table: DescribedTable) -> bytes:
     """protocol/openrpc.json's bytes."""
     return (json.dumps(openrpc_document(table), indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from promptd.config import VAULT_KEY_ENV, Config, RemindersConfig, defaults
-from promptd.errors import ConfigError, PromptdError
+from promptd.childenv import VAULT_KEY_ENV
+from promptd.config import Config, RemindersConfig, defaults
+from promptd.errors import AlreadyInitialized, ConfigError, PromptdError
 from promptd.logs import Logger
 from promptd.reminders.keys import KeyRegistry
 from promptd.reminders.ledger import Ledger, Trust
@@ -20,6 +21,7 @@ from promptd.reminders.signing import Signer
 from promptd.text import OffsetUnit
 
 if TYPE_CHECKING:
+    from promptd.api.core import InitializeParams
     from promptd.assembly.registry import ProviderRegistry
     from promptd.assembly.spill import SpillStore, Swept
     from promptd.sessions.store import Session, SessionStore
@@ -80,6 +82,21 @@ class Runtime:
         """Removes promptd's spill files past retention (at start-up and periodically, off the
         loop); reports what it left alone."""
         return self.spill.sweep()
+
+    def initialize(self, params: InitializeParams) -> None:
+        """What a client's `initialize` sets, once: its configuration (all or nothing), its name,
+        whether it serves providers, the events it wants, its default tools and offset unit."""
+        if self.initialized:
+            raise AlreadyInitialized("initialize was already called")
+        self.apply_config(params.config)
+        self.client_name = params.client_info.name if params.client_info else None
+        self.host_providers = params.capabilities.host_providers
+        events = params.capabilities.events
+        self.events = events if isinstance(events, bool) else frozenset(events)
+        if params.tools is not None:
+            self.default_tools = dict(params.tools.by_kind)
+        self.offset_unit = params.offset_unit
+        self.initialized = True
 
     def apply_config(self, overrides: dict[str, Any]) -> None:
         """Merges `initialize` config over the current one; raises ConfigError and then changes

@@ -4,7 +4,7 @@
 //
 // The typed wrappers (methods.go) and types (types.go) are generated from protocol/openrpc.json
 // by `go generate` (../internal/gen); the rest is written by hand, one concept per file:
-// stream.go (line framing), conn.go (JSON-RPC correlation), queue.go (notifications in order), errors.go, client.go
+// stream.go (line framing), conn.go (JSON-RPC correlation), errors.go, client.go
 // (promptd's callbacks and events), hooks.go (the client-level hooks' runner), process.go (the
 // child process, its handshake and its ordered shutdown), stderr.go (its bounded stderr tail).
 //

@@ -94,7 +94,7 @@ type Conn struct {
 	done     chan struct{}
 	stray    []byte // the first line from the peer that was not JSON-RPC (for Start's errors)
 
-	notes *noteQueue
+	notes *serial
 }
 
 type result struct {
@@ -144,7 +144,7 @@ func NewConn(stream ObjectStream, handler Handler, opts ConnOptions) *Conn {
 		incoming: make(map[string]context.CancelFunc),
 		done:     make(chan struct{}),
 	}
-	c.notes = newNoteQueue(c.serveNotification)
+	c.notes = &serial{}
 	go c.readLoop()
 	return c
 }
@@ -307,7 +307,8 @@ func (c *Conn) dispatch(data []byte) {
 			c.cancelIncoming(msg.Params)
 			return
 		}
-		c.notes.push(&Request{Method: msg.Method, Params: msg.Params})
+		note := &Request{Method: msg.Method, Params: msg.Params}
+		c.notes.do(func() { c.serveNotification(note) })
 	default:
 		c.settle(&msg)
 	}

@@ -106,7 +106,7 @@ func (c *Client) PromptRender(ctx context.Context, params PromptRenderParams) (R
 	return result, err
 }
 
-// PromptVars calls "prompt/vars": Every variable a template would see for these render params, with its value and source.
+// PromptVars calls "prompt/vars": Every variable a template would see for these render params, with its value and source, and what the render's templates read.
 func (c *Client) PromptVars(ctx context.Context, params PromptVarsParams) (VarsResult, error) {
 	var result VarsResult
 	err := c.Call(ctx, "prompt/vars", params, &result)

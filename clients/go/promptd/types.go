@@ -141,6 +141,8 @@ type PromptLintParams struct {
 	// Tool kinds the host sends besides the documented ones (not questioned as misspellings).
 	// Default: [].
 	ToolKinds []string `json:"tool_kinds,omitempty"`
+	// Variables whose reads are cache_volatile warnings (their values change per session or per day); defaults to config prompt.volatile_variables.
+	VolatileVariables []string `json:"volatile_variables,omitempty"`
 }
 
 // PromptPersistParams are the params of "prompt/persist".
@@ -313,6 +315,8 @@ type TurnComposeParams struct {
 	DisplayTrigger []string `json:"display_trigger,omitempty"`
 	// Overrides reminders.budget_chars
 	Budget *int64 `json:"budget,omitempty"`
+	// Also return the user message in this SDK's own shape (history/sanitize's names): the user's text and the reminder as text parts of their own, in that order (MCP: one text content holding `content`). Without it, `message` is null.
+	Shape *MessageShape `json:"shape,omitempty"`
 }
 
 // One project instruction file (AGENTS.md and the like) the host discovered, in precedence
@@ -469,6 +473,8 @@ type ComposeResult struct {
 	// The user-role message: sanitized user text plus the reminder suffix
 	Content  string         `json:"content"`
 	Reminder AssembleResult `json:"reminder"`
+	// With the params' `shape`: the user message in that SDK's shape, ready to send and to store; passed back through history/sanitize with the same session it keeps its reminder. Null without `shape`.
+	Message HistoryMessage `json:"message"`
 }
 
 // Config is a type of the promptd protocol (see protocol/openrpc.json).
@@ -521,6 +527,7 @@ const (
 	ErrorKindInvalidParams      ErrorKind = "invalid_params"
 	ErrorKindPositionalParams   ErrorKind = "positional_params"
 	ErrorKindValueTooLarge      ErrorKind = "value_too_large"
+	ErrorKindEmptyToolName      ErrorKind = "empty_tool_name"
 	ErrorKindInternal           ErrorKind = "internal"
 	ErrorKindCancelled          ErrorKind = "cancelled"
 	ErrorKindShutDown           ErrorKind = "shut_down"
@@ -687,7 +694,8 @@ type Limits struct {
 
 // What a prompt/lint violation is (docs/templates.md): a tool name used unguarded, dynamically
 // or aliased, a param used unguarded, a name no render defines, a misspelt tool kind, a construct
-// the reference engine lacks (not_portable), or a syntax error.
+// the reference engine lacks (not_portable), a read of a volatile variable (cache_volatile), a
+// value printed that has no printed form (no_printed_form), or a syntax error.
 type LintKind string
 
 // The values of LintKind.
@@ -699,6 +707,8 @@ const (
 	LintKindUndefinedVariable LintKind = "undefined_variable"
 	LintKindUnknownToolKind   LintKind = "unknown_tool_kind"
 	LintKindNotPortable       LintKind = "not_portable"
+	LintKindCacheVolatile     LintKind = "cache_volatile"
+	LintKindNoPrintedForm     LintKind = "no_printed_form"
 	LintKindSyntax            LintKind = "syntax"
 )
 
@@ -707,8 +717,8 @@ type LintResult struct {
 	Violations []LintViolation `json:"violations"`
 }
 
-// How much a prompt/lint violation matters: an error, or a warning (not_portable), which alone
-// does not fail `promptd lint`.
+// How much a prompt/lint violation matters: an error, or a warning (not_portable,
+// cache_volatile), which alone does not fail `promptd lint`.
 type LintSeverity string
 
 // The values of LintSeverity.
@@ -723,10 +733,10 @@ type LintViolation struct {
 	Line int64 `json:"line"`
 	// 1-based, in code points
 	Column int64 `json:"column"`
-	// unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax
+	// unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable, cache_volatile, no_printed_form or syntax
 	Kind    LintKind `json:"kind"`
 	Message string   `json:"message"`
-	// error, or warning (not_portable): a warning alone does not fail `promptd lint`.
+	// error, or warning (not_portable, cache_volatile): a warning alone does not fail `promptd lint`.
 	// Default: "error".
 	Severity LintSeverity `json:"severity,omitempty"`
 }
@@ -1169,6 +1179,16 @@ const (
 	TemplateNameFull       TemplateName = "full"
 )
 
+// TemplateRead is a type of the promptd protocol (see protocol/openrpc.json).
+type TemplateRead struct {
+	// The template that reads it: primary, subagent, custom or body.
+	Template string `json:"template"`
+	// The variable as deep as the template names it: `os_name`, `tools.by_kind.read`, `params.edit.old_string`.
+	Path string `json:"path"`
+	// Whether a render with these params defines it (false: a tool kind not sent, a flag not set, a misspelling).
+	Defined bool `json:"defined"`
+}
+
 // TemplateVariable is a type of the promptd protocol (see protocol/openrpc.json).
 type TemplateVariable struct {
 	Name string `json:"name"`
@@ -1227,6 +1247,9 @@ const (
 type VarsResult struct {
 	// Every variable a template rendered with these params sees, in merge order.
 	Variables []TemplateVariable `json:"variables"`
+	// What the render's templates read, each path once per template in order of first use (sealed templates and templates over 256 KiB are not read).
+	// Default: [].
+	Reads []TemplateRead `json:"reads,omitempty"`
 }
 
 // VaultConfig is a type of the promptd protocol (see protocol/openrpc.json).
@@ -1266,7 +1289,7 @@ const (
 	CodeInvalidRequest = -32600
 	// CodeMethodNotFound: Method not found (data.kind: method_not_found)
 	CodeMethodNotFound = -32601
-	// CodeInvalidParams: Invalid params (data.kind: invalid_params, positional_params, value_too_large)
+	// CodeInvalidParams: Invalid params (data.kind: invalid_params, positional_params, value_too_large, empty_tool_name)
 	CodeInvalidParams = -32602
 	// CodeInternalError: Internal error (data.kind: internal)
 	CodeInternalError = -32603
@@ -1320,6 +1343,7 @@ var ErrorKindCode = map[ErrorKind]int64{
 	"invalid_params":      -32602,
 	"positional_params":   -32602,
 	"value_too_large":     -32602,
+	"empty_tool_name":     -32602,
 	"internal":            -32603,
 	"cancelled":           -32800,
 	"shut_down":           -32002,

@@ -62,7 +62,16 @@ export interface ConnectionOptions {
    * notification or reply over it is refused before sending with MessageTooLargeError.
    */
   maxMessageBytes?: number;
+  /**
+   * Sees every line in both directions, without its newline (for debugging: it sees message
+   * bodies, and runs on the path of every frame, so keep it quick). A trace that throws is
+   * reported to `onError` and the frame goes on.
+   */
+  trace?: (direction: TraceDirection, line: string) => void;
 }
+
+/** Which way a traced line went: written by this client, or by the peer. */
+export type TraceDirection = "sent" | "received";
 
 export type ConnectionState = "open" | "closed" | "disposed";
 
@@ -91,7 +100,7 @@ export class Connection {
     output: Writable,
     private readonly options: ConnectionOptions = {},
   ) {
-    this.writer = new MessageWriter(output, options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+    this.writer = new MessageWriter(output, options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, options.trace && ((line) => this.traced("sent", line)));
     this.reader = new LineReader(
       input,
       {
@@ -254,7 +263,18 @@ export class Connection {
     this.running.clear();
   }
 
+  private traced(direction: TraceDirection, line: string): void {
+    try {
+      this.options.trace?.(direction, line);
+    } catch (error: unknown) {
+      this.reportError(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
   private onLine(text: string): void {
+    if (this.options.trace !== undefined) {
+      this.traced("received", text);
+    }
     if (text.trim() === "") {
       return;
     }

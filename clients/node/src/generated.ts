@@ -173,10 +173,7 @@ export interface CompleteParams {
   todo_write?: boolean;
 }
 
-/**
- * turn/compose takes exactly reminder/assemble's params; named apart so each method's params
- * type says which method it is for.
- */
+/** turn/compose takes reminder/assemble's params and the shape to write the message in. */
 export interface ComposeParams {
   session: string;
   /** @default "" */
@@ -190,12 +187,16 @@ export interface ComposeParams {
   display_trigger?: string[];
   /** Overrides reminders.budget_chars */
   budget?: number | null;
+  /** Also return the user message in this SDK's own shape (history/sanitize's names): the user's text and the reminder as text parts of their own, in that order (MCP: one text content holding `content`). Without it, `message` is null. */
+  shape?: MessageShape | null;
 }
 
 export interface ComposeResult {
   /** The user-role message: sanitized user text plus the reminder suffix */
   content: string;
   reminder: AssembleResult;
+  /** With the params' `shape`: the user message in that SDK's shape, ready to send and to store; passed back through history/sanitize with the same session it keeps its reminder. Null without `shape`. */
+  message: HistoryMessage | null;
 }
 
 export interface Config {
@@ -231,7 +232,7 @@ export interface DiscoverResult {
 export type Empty = Record<string, never>;
 
 /** `data.kind` of an error: what went wrong, machine-readable (see `x-errors` for the code each comes with). */
-export type ErrorKind = "parse_error" | "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "value_too_large" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "render_timeout" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "unknown_session" | "invalid_config" | "already_initialized";
+export type ErrorKind = "parse_error" | "bad_version" | "invalid_method" | "invalid_id" | "invalid_params_type" | "not_an_object" | "empty_batch" | "too_deep" | "too_large" | "duplicate_id" | "method_not_found" | "invalid_params" | "positional_params" | "value_too_large" | "empty_tool_name" | "internal" | "cancelled" | "shut_down" | "invalid_key" | "nested_marker" | "unregistered_key" | "template_syntax" | "template_render" | "render_timeout" | "invalid_context" | "vault_locked" | "unknown_provider" | "provider_exists" | "invalid_provider" | "unknown_session" | "invalid_config" | "already_initialized";
 
 /** The name of an event notification (`capabilities.events` lists some of them). */
 export type EventName = "event/provider_skipped" | "event/spilled" | "event/gate_fired" | "event/gate_exhausted" | "event/nudge_fired";
@@ -382,9 +383,10 @@ export interface Limits {
 /**
  * What a prompt/lint violation is (docs/templates.md): a tool name used unguarded, dynamically
  * or aliased, a param used unguarded, a name no render defines, a misspelt tool kind, a construct
- * the reference engine lacks (not_portable), or a syntax error.
+ * the reference engine lacks (not_portable), a read of a volatile variable (cache_volatile), a
+ * value printed that has no printed form (no_printed_form), or a syntax error.
  */
-export type LintKind = "unguarded_tool" | "dynamic_tool" | "aliased_tools" | "unguarded_param" | "undefined_variable" | "unknown_tool_kind" | "not_portable" | "syntax";
+export type LintKind = "unguarded_tool" | "dynamic_tool" | "aliased_tools" | "unguarded_param" | "undefined_variable" | "unknown_tool_kind" | "not_portable" | "cache_volatile" | "no_printed_form" | "syntax";
 
 export interface LintParams {
   template: string;
@@ -405,6 +407,8 @@ export interface LintParams {
    * @default []
    */
   tool_kinds?: string[];
+  /** Variables whose reads are cache_volatile warnings (their values change per session or per day); defaults to config prompt.volatile_variables. */
+  volatile_variables?: string[] | null;
 }
 
 export interface LintResult {
@@ -412,8 +416,8 @@ export interface LintResult {
 }
 
 /**
- * How much a prompt/lint violation matters: an error, or a warning (not_portable), which alone
- * does not fail `promptd lint`.
+ * How much a prompt/lint violation matters: an error, or a warning (not_portable,
+ * cache_volatile), which alone does not fail `promptd lint`.
  */
 export type LintSeverity = "error" | "warning";
 
@@ -422,11 +426,11 @@ export interface LintViolation {
   line: number;
   /** 1-based, in code points */
   column: number;
-  /** unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable or syntax */
+  /** unguarded_tool, dynamic_tool, aliased_tools, unguarded_param, undefined_variable, unknown_tool_kind, not_portable, cache_volatile, no_printed_form or syntax */
   kind: LintKind;
   message: string;
   /**
-   * error, or warning (not_portable): a warning alone does not fail `promptd lint`.
+   * error, or warning (not_portable, cache_volatile): a warning alone does not fail `promptd lint`.
    * @default "error"
    */
   severity?: LintSeverity;
@@ -825,6 +829,15 @@ export interface StripResult {
 
 export type TemplateName = "primary" | "subagent" | "apply_patch" | "custom" | "full";
 
+export interface TemplateRead {
+  /** The template that reads it: primary, subagent, custom or body. */
+  template: string;
+  /** The variable as deep as the template names it: `os_name`, `tools.by_kind.read`, `params.edit.old_string`. */
+  path: string;
+  /** Whether a render with these params defines it (false: a tool kind not sent, a flag not set, a misspelling). */
+  defined: boolean;
+}
+
 export interface TemplateVariable {
   name: string;
   /** The value a template sees (tools and params as their mappings). */
@@ -876,6 +889,11 @@ export interface VarsParams {
 export interface VarsResult {
   /** Every variable a template rendered with these params sees, in merge order. */
   variables: TemplateVariable[];
+  /**
+   * What the render's templates read, each path once per template in order of first use (sealed templates and templates over 256 KiB are not read).
+   * @default []
+   */
+  reads?: TemplateRead[];
 }
 
 export interface VaultConfig {
@@ -1082,7 +1100,7 @@ export const ErrorCodes = {
   InvalidRequest: -32600,
   /** Method not found (data.kind: `method_not_found`) */
   MethodNotFound: -32601,
-  /** Invalid params (data.kind: `invalid_params`, `positional_params`, `value_too_large`) */
+  /** Invalid params (data.kind: `invalid_params`, `positional_params`, `value_too_large`, `empty_tool_name`) */
   InvalidParams: -32602,
   /** Internal error (data.kind: `internal`) */
   InternalError: -32603,
@@ -1138,6 +1156,7 @@ export const ERROR_KIND_CODES: Readonly<Record<ErrorKind, ErrorCode>> = {
   invalid_params: -32602,
   positional_params: -32602,
   value_too_large: -32602,
+  empty_tool_name: -32602,
   internal: -32603,
   cancelled: -32800,
   shut_down: -32002,
@@ -1228,7 +1247,7 @@ export abstract class GeneratedMethods {
     return this.call("prompt/render", params, options);
   }
 
-  /** `prompt/vars`: Every variable a template would see for these render params, with its value and source. */
+  /** `prompt/vars`: Every variable a template would see for these render params, with its value and source, and what the render's templates read. */
   promptVars(params: ParamsOf<"prompt/vars"> = {}, options?: RequestOptions): Promise<ResultOf<"prompt/vars">> {
     return this.call("prompt/vars", params, options);
   }

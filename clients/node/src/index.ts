@@ -24,6 +24,7 @@ export type {
   RequestHandler,
   RequestOptions,
   ResponseHandler,
+  TraceDirection,
 } from "./connection.js";
 export {
   ConnectionClosedError,

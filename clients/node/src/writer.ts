@@ -22,9 +22,11 @@ export class MessageWriter {
   private failure: Error | undefined;
 
   /** `maxLineBytes`: a message whose line (without its newline) is longer is refused unsent. */
+  /** `sent`, when given, sees each line (without its newline) as it is queued, in writing order. */
   constructor(
     private readonly stream: Writable,
     private maxLineBytes: number = Number.POSITIVE_INFINITY,
+    private readonly sent?: (line: string) => void,
   ) {
     stream.on("drain", () => {
       this.waitingForDrain = false;
@@ -65,6 +67,7 @@ export class MessageWriter {
         return Promise.reject(new MessageTooLargeError("method" in message ? message.method : undefined, bytes, this.maxLineBytes));
       }
     }
+    this.sent?.(data.slice(0, -1));
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ data, resolve, reject });
       this.pump();

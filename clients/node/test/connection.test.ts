@@ -307,3 +307,39 @@ test("request ids are never reused, so a late reply can never settle a newer req
   }
   assert.equal(ids.size, 5);
 });
+
+test("trace sees every line both ways, in order, and a trace that throws is reported, not fatal", async () => {
+  const peer = new FakePeer();
+  const seen: Array<[string, string]> = [];
+  let throwing = false;
+  const connection = peer.connect({
+    trace: (direction, line) => {
+      seen.push([direction, line]);
+      if (throwing) {
+        throw new Error("trace failed");
+      }
+    },
+  });
+  const errors: Error[] = [];
+  connection.onError((error) => errors.push(error));
+  const call = connection.sendRequest("m", { n: 1 });
+  const frame = await peer.nextCall("m");
+  peer.reply(frame["id"], "ok");
+  assert.equal(await call, "ok");
+  assert.deepEqual(
+    seen.map(([direction, line]) => [direction, JSON.parse(line)]),
+    [
+      ["sent", { jsonrpc: "2.0", id: frame["id"], method: "m", params: { n: 1 } }],
+      ["received", { jsonrpc: "2.0", id: frame["id"], result: "ok" }],
+    ],
+  );
+  throwing = true;
+  const second = connection.sendRequest("m", { n: 2 });
+  const again = await peer.nextCall("m");
+  peer.reply(again["id"], "still ok");
+  assert.equal(await second, "still ok");
+  assert.deepEqual(
+    errors.map((error) => error.message),
+    ["trace failed", "trace failed"],
+  );
+});

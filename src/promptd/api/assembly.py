@@ -3,7 +3,9 @@
 from pydantic import AliasChoices, Field
 
 from promptd.api.base import ApiModel, Tools
+from promptd.api.provenance import HistoryMessage
 from promptd.assembly.kinds import FragmentStatus, SkipReason
+from promptd.reminders.kinds import MessageShape
 
 
 class SessionParams(ApiModel):
@@ -38,8 +40,16 @@ class AssembleParams(ApiModel):
 
 
 class ComposeParams(AssembleParams):
-    """turn/compose takes exactly reminder/assemble's params; named apart so each method's params
-    type says which method it is for."""
+    """turn/compose takes reminder/assemble's params and the shape to write the message in."""
+
+    shape: MessageShape | None = Field(
+        None,
+        description=(
+            "Also return the user message in this SDK's own shape (history/sanitize's names): the user's text and the "
+            "reminder as text parts of their own, in that order (MCP: one text content holding `content`). Without it, "
+            "`message` is null."
+        ),
+    )
 
 
 class FragmentReport(ApiModel):
@@ -79,6 +89,12 @@ class AssembleResult(ApiModel):
 class ComposeResult(ApiModel):
     content: str = Field(description="The user-role message: sanitized user text plus the reminder suffix")
     reminder: AssembleResult
+    message: HistoryMessage | None = Field(
+        description=(
+            "With the params' `shape`: the user message in that SDK's shape, ready to send and to store; passed back "
+            "through history/sanitize with the same session it keeps its reminder. Null without `shape`."
+        ),
+    )
 
 
 class CompleteParams(ApiModel):

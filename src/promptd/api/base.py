@@ -2,9 +2,11 @@
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, GetJsonSchemaHandler
+from pydantic import BaseModel, ConfigDict, GetJsonSchemaHandler, field_validator
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+
+from promptd.errors import EmptyToolName
 
 
 class ApiModel(BaseModel):
@@ -24,6 +26,18 @@ class Tools(ApiModel):
     """The host's tool set by kind: `{"read": "read_file", "plan": "todo_write"}`."""
 
     by_kind: dict[str, str] = {}
+
+    @field_validator("by_kind")
+    @classmethod
+    def _named(cls, by_kind: dict[str, str]) -> dict[str, str]:
+        # An empty name is a host's bug, never a choice: it silently drops the kind's sections
+        # (`if tools.by_kind.plan` is false for "") and prints as nothing wherever a template
+        # lists the kinds. Raised as a domain error, which pydantic lets through, so it reaches
+        # the wire with its own kind.
+        for kind, name in by_kind.items():
+            if not name.strip():
+                raise EmptyToolName(f"tools.by_kind.{kind}: a tool name must not be empty; leave the kind out when the host has no such tool", field=f"tools.by_kind.{kind}", tool_kind=kind)
+        return by_kind
 
 
 class Inline:

@@ -53,7 +53,7 @@ class Assembled:
     display_trigger: str | None = None
 
 
-class Request(NamedTuple):
+class AssemblyRequest(NamedTuple):
     session: str
     user_message: str = ""
     directives: tuple[str, ...] = ()
@@ -61,7 +61,7 @@ class Request(NamedTuple):
     budget: int | None = None
 
 
-def view_of(session: Session, request: Request, config: Config, tools: dict[str, str]) -> ProviderView:
+def view_of(session: Session, request: AssemblyRequest, config: Config, tools: dict[str, str]) -> ProviderView:
     data = session.data
     counters = session.counters
     return ProviderView(
@@ -83,7 +83,7 @@ def view_of(session: Session, request: Request, config: Config, tools: dict[str,
 
 
 def assemble(
-    request: Request,
+    request: AssemblyRequest,
     *,
     session: Session,
     registry: ProviderRegistry,
@@ -106,13 +106,13 @@ def assemble(
     return _finish(request, outcomes, session, config, trust, spill)
 
 
-async def _assemble_waiting(request: Request, wanted: list[Entry], view: ProviderView, session: Session, config: Config, trust: Trust, host: HostChannel, spill: SpillAccess) -> Assembled:
+async def _assemble_waiting(request: AssemblyRequest, wanted: list[Entry], view: ProviderView, session: Session, config: Config, trust: Trust, host: HostChannel, spill: SpillAccess) -> Assembled:
     outcomes = await run_providers(wanted, view, host, config.reminders.provider_timeout_ms / 1000)
     finished = _finish(request, outcomes, session, config, trust, spill)
     return finished if isinstance(finished, Assembled) else await finished
 
 
-def _finish(request: Request, outcomes: list[Fragment | Skip | None], session: Session, config: Config, trust: Trust, spill: SpillAccess) -> Assembled | Awaitable[Assembled]:
+def _finish(request: AssemblyRequest, outcomes: list[Fragment | Skip | None], session: Session, config: Config, trust: Trust, spill: SpillAccess) -> Assembled | Awaitable[Assembled]:
     raw: list[Fragment] = [Fragment(DIRECTIVE_PROVIDER, DIRECTIVE_KEY, d) for d in request.directives if d.strip()]
     skipped: list[Skip] = []
     for outcome in outcomes:
@@ -146,7 +146,7 @@ async def _in_thread(work: Callable[[], T], then: Callable[[T], U]) -> U:
     return then(await asyncio.to_thread(work))
 
 
-def fit_and_wrap(raw: list[Fragment], request: Request, limit: int, trust: Trust, style: BlockStyle, spill: SpillAccess, session_id: str) -> tuple[Assembled, dict[str, bytes]]:
+def fit_and_wrap(raw: list[Fragment], request: AssemblyRequest, limit: int, trust: Trust, style: BlockStyle, spill: SpillAccess, session_id: str) -> tuple[Assembled, dict[str, bytes]]:
     """Sanitize, deduplicate, budget, truncate and spill, wrap. Pure but for the spill file and
     the ledger entry the wrapper records."""
     from promptd.reminders.provenance import seal, trigger_markup

@@ -16,8 +16,9 @@ from typing import NamedTuple
 
 from promptd.assembly.kinds import FragmentStatus
 from promptd.assembly.model import Fragment
+from promptd.reminders import markup
 
-SEPARATOR = "\n\n"
+SEPARATOR = markup.BLANK_LINE
 
 
 class Placed(NamedTuple):

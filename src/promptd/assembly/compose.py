@@ -8,11 +8,22 @@ assembly's own); imports nothing from methods/, rpc/ or the server.
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from typing import NamedTuple
 
 from promptd.assembly.assemble import at_once_unless_large
+from promptd.reminders import markup
+from promptd.reminders.kinds import MessageShape
 
 # Between the user's text and the reminder: a blank line, so each stays its own paragraph.
-SEPARATOR = "\n\n"
+SEPARATOR = markup.BLANK_LINE
+
+
+class Composed(NamedTuple):
+    # The user's sanitized text, a blank line, the reminder.
+    content: str
+    # The same texts as a user message of the shape asked for (promptd.assembly.message); None
+    # when no shape was asked for.
+    message: dict[str, object] | None
 
 
 def join(user_text: str, reminder_text: str) -> str:
@@ -23,9 +34,20 @@ def join(user_text: str, reminder_text: str) -> str:
     return user_text or reminder_text
 
 
-def user_content(user_message: str, reminder_text: str, nonce: str) -> str | Awaitable[str]:
-    """The content of the turn's user-role message: the user's text sanitized and joined with the
-    reminder; at once, or (for a large text) an awaitable that sanitizes it in a worker thread."""
-    from promptd.reminders.sanitize import sanitize
+def compose(user_message: str, reminder_text: str, nonce: str, shape: MessageShape | None = None) -> Composed | Awaitable[Composed]:
+    """The turn's user-role message: the user's text sanitized and joined with the reminder, and
+    with `shape` the same as that SDK's message; at once, or (for a large text) an awaitable that
+    sanitizes it in a worker thread."""
 
-    return at_once_unless_large(len(user_message), lambda: join(sanitize(user_message, nonce).text, reminder_text))
+    def build() -> Composed:
+        from promptd.reminders.sanitize import sanitize
+
+        user_text = sanitize(user_message, nonce).text
+        content = join(user_text, reminder_text)
+        if shape is None:
+            return Composed(content, None)
+        from promptd.assembly.message import user_message as shaped
+
+        return Composed(content, shaped(shape, user_text, reminder_text, content))
+
+    return at_once_unless_large(len(user_message), build)

@@ -12,7 +12,7 @@ from promptd.assembly.model import ProviderSpec
 from promptd.assembly.providers import BUILTINS, PRODUCERS, InstantProducer, Producer
 from promptd.childenv import is_refused
 from promptd.errors import InvalidProvider, ProviderExists, UnknownProvider
-from promptd.reminders.format import KEY_PATTERN
+from promptd.reminders.keyed import KEY_PATTERN
 
 # Far beyond what fits in one 6,000-character reminder; a bound so a looping host cannot grow the
 # registry (and every turn's work) without limit.

@@ -47,7 +47,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         epilog=exit_status(
             (Exit.OK, "rendered; with --snapshot, every render is the same as its snapshot (with --update: written)"),
             (Exit.FINDINGS, "with --snapshot, a render differs from its snapshot or has none"),
-            (Exit.USAGE, RENDER_ERRORS + ", an output that cannot be written"),
+            (Exit.USAGE, RENDER_ERRORS + ", an output that cannot be written; with --snapshot, a context that does not render (every other one is still compared or written)"),
         ),
         formatter_class=formatter,
     )
@@ -60,27 +60,36 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
     diff = commands.add_parser(
         "diff",
-        help="show how the prompts of two contexts differ",
-        description=wrap("Render two contexts with the same options and print a unified diff of the two prompts."),
+        help="show how the prompts of two contexts, or of two template versions, differ",
+        description=wrap(
+            "Render two contexts with the same options and print a unified diff of the two prompts. "
+            "With --template, LEFT and RIGHT are two versions of a custom template (OLD NEW): both are "
+            "rendered over each --context (default: one context, all defaults), with a unified diff per "
+            "context and a summary."
+        ),
         epilog=exit_status(
-            (Exit.OK, "the prompts are identical"),
-            (Exit.FINDINGS, "the prompts differ (as diff(1))"),
-            (Exit.USAGE, RENDER_ERRORS),
+            (Exit.OK, "the prompts are identical (with --template: for every context)"),
+            (Exit.FINDINGS, "the prompts differ (as diff(1)); with --template, for at least one context"),
+            (Exit.USAGE, RENDER_ERRORS + "; with --template, a context or a version that does not render (every other context is still compared)"),
         ),
         formatter_class=formatter,
     )
-    diff.add_argument("left", metavar="LEFT", help="context file (JSON or YAML)")
-    diff.add_argument("right", metavar="RIGHT", help="context file (JSON or YAML)")
+    diff.add_argument("left", metavar="LEFT", help="context file (JSON or YAML); with --template, the old template")
+    diff.add_argument("right", metavar="RIGHT", help="context file (JSON or YAML); with --template, the new template")
+    diff.add_argument("--template", action="store_true", help="LEFT and RIGHT are two versions of a custom template, compared over each --context")
+    diff.add_argument("--context", action="append", default=[], help="with --template: a context file to render both versions with (repeatable; default: all defaults)")
     _render_inputs(diff, contexts=False)
     diff.set_defaults(handler=run_diff)
 
     variables = commands.add_parser(
         "vars",
-        help="list every variable a template sees, with its value",
+        help="list every variable a template sees, with its value, and what the templates read",
         description=wrap(
             "Every variable a template rendered from these inputs sees (context fields, derived values, "
-            "runtime values, tools, params, flags), with its value and where it came from. Nothing is "
-            "rendered: a template's own errors are `promptd render`'s and `promptd lint`'s to find."
+            "runtime values, tools, params, flags), with its value and where it came from; then what the "
+            "render's templates read (names and attribute paths, such as tools.by_kind.read), marking those "
+            "these inputs do not define. Nothing is rendered: a template's own errors are `promptd render`'s "
+            "and `promptd lint`'s to find."
         ),
         epilog=exit_status((Exit.OK, "the variables were listed"), (Exit.USAGE, INPUT_ERRORS)),
         formatter_class=formatter,
@@ -91,15 +100,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
     lint = commands.add_parser(
         "lint",
-        help="check templates: guards, undefined names, syntax, portability",
+        help="check templates: guards, undefined names, syntax, portability, cache stability",
         description=wrap(
             'Lint templates (docs/templates.md, "Lint"): every ${{ tools.by_kind.X }} inside a guard, params.X.Y '
             "inside a condition on params.X, every name one a render defines, filters and tests that exist, and "
             "syntax. Every file is linted, whatever the others hold. FILE - reads stdin."
         ),
         epilog=exit_status(
-            (Exit.OK, "no findings but warnings (not_portable warnings alone exit 0)"),
-            (Exit.FINDINGS, "findings: an unguarded tool, an undefined name, an unknown filter or test, a syntax error"),
+            (Exit.OK, "no findings but warnings (not_portable and cache_volatile warnings alone exit 0)"),
+            (Exit.FINDINGS, "findings: an unguarded tool, an undefined name, an unknown filter or test, a value with no printed form, a syntax error"),
             (
                 Exit.USAGE,
                 "usage or input error: bad arguments, a file that cannot be read or is not UTF-8 text, a sealed "
@@ -263,8 +272,9 @@ class _Inputs:
         self.raw_context: Mapping[str, Any] = {}
 
 
-def _params(config: Any, args: argparse.Namespace, context_file: str | None, inputs: _Inputs) -> dict[str, Any]:
-    """prompt/render params from the command's files and flags; raises PromptdError or Failed."""
+def _params(config: Any, args: argparse.Namespace, context_file: str | None, inputs: _Inputs, *, custom: str | None = None) -> dict[str, Any]:
+    """prompt/render params from the command's files and flags, the custom template `custom`
+    (a file name) in place of --override when given; raises PromptdError or Failed."""
     from promptd.prompt.context import read_file_data
 
     context: Any = read_file_data(context_file) if context_file else {}
@@ -277,10 +287,11 @@ def _params(config: Any, args: argparse.Namespace, context_file: str | None, inp
     if args.body:
         context["prompt_body"] = _read_text(args.body)
         inputs.files["body"] = args.body
-    if args.override:
-        context["system_prompt"] = _override(args.override)
+    override = f"custom:{custom}" if custom is not None else args.override
+    if override:
+        context["system_prompt"] = _override(override)
         if isinstance(context["system_prompt"], dict):
-            inputs.files["custom"] = args.override[len("custom:") :]
+            inputs.files["custom"] = override[len("custom:") :]
     params: dict[str, Any] = {"context": context, "params": _param_names(args.param), "flags": _flags(args.flag)}
     tools = _tools(args.tools, args.tool)
     if tools is not None:
@@ -313,26 +324,43 @@ def _check_flags(flags: Mapping[str, bool], context: Mapping[str, Any], sealed_e
 def _render_each(config: Any, args: argparse.Namespace, context_files: list[str | None]) -> list[tuple[str | None, dict[str, Any]]]:
     """One render per context file, each result with its size in UTF-8 bytes; raises Failed on
     the first failure."""
+    renders, failures = _render_all(config, args, context_files, keep_going=False)
+    if failures:
+        raise failures[0][1]
+    return renders
+
+
+def _render_all(
+    config: Any, args: argparse.Namespace, context_files: list[str | None], *, keep_going: bool, custom: str | None = None
+) -> tuple[list[tuple[str | None, dict[str, Any]]], list[tuple[str | None, Failed]]]:
+    """(renders, failures): one render per context file, each result with its size in UTF-8
+    bytes; a context that fails is a failure explained as one line, and with `keep_going` the
+    others still render. `custom` (a file name) replaces --override with custom:FILE."""
     from promptd.errors import PromptdError
     from promptd.local import Local, LocalError
 
     door = Local(config)
     renders = []
+    failures: list[tuple[str | None, Failed]] = []
     for context_file in context_files:
         inputs = _Inputs()
         try:
-            params = _params(config, args, context_file, inputs)
-        except PromptdError as exc:
-            raise _explained(exc.message, exc.kind, exc.to_data(), inputs) from None
-        if args.strict_undefined is not None:
-            params["strict_undefined"] = args.strict_undefined
-        try:
+            params = _params(config, args, context_file, inputs, custom=custom)
+            if args.strict_undefined is not None:
+                params["strict_undefined"] = args.strict_undefined
             result = dict(door.call("prompt/render", params))
+        except PromptdError as exc:
+            failures.append((context_file, _explained(exc.message, exc.kind, exc.to_data(), inputs)))
         except LocalError as failure:
-            raise _explained(failure.message, failure.kind or "error", failure.data, inputs) from None
-        result["bytes"] = len(result["text"].encode("utf-8"))
-        renders.append((context_file, result))
-    return renders
+            failures.append((context_file, _explained(failure.message, failure.kind or "error", failure.data, inputs)))
+        except Failed as failed:
+            failures.append((context_file, failed))
+        else:
+            result["bytes"] = len(result["text"].encode("utf-8"))
+            renders.append((context_file, result))
+        if failures and not keep_going:
+            break
+    return renders, failures
 
 
 def run_render(config: Any, args: argparse.Namespace) -> int:
@@ -344,11 +372,17 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
         raise Failed("several --context files need --snapshot DIR (or use `promptd diff LEFT RIGHT`)")
     if args.snapshot and not args.context:
         raise Failed("--snapshot DIR needs at least one --context FILE (its name names the snapshot)")
-    renders = _render_each(config, args, args.context or [None])
     if args.snapshot:
         from promptd.cli import workflow as cli_workflow
 
-        return cli_workflow.snapshots(Path(args.snapshot), renders, update=args.update)
+        # Every context is rendered: a bad one is reported and the others still compared (or
+        # written), so one broken file does not hide what the rest would show.
+        renders, failures = _render_all(config, args, args.context, keep_going=True)
+        for _, failed in failures:
+            exits.say(args.command_path, failed.message)
+        status = cli_workflow.snapshots(Path(args.snapshot), renders, update=args.update, failed=[name for name, _ in failures])
+        return Exit.USAGE if failures else status
+    renders = _render_each(config, args, args.context or [None])
     result = renders[0][1]
     if args.json:
         payload = orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n"
@@ -368,8 +402,32 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
 def run_diff(config: Any, args: argparse.Namespace) -> int:
     from promptd.cli import workflow as cli_workflow
 
+    if args.template:
+        return _diff_templates(config, args)
+    if args.context:
+        raise Failed("--context goes with --template OLD NEW; without --template, LEFT and RIGHT are the two context files")
     renders = _render_each(config, args, [args.left, args.right])
     return cli_workflow.diff(renders[0], renders[1])
+
+
+def _diff_templates(config: Any, args: argparse.Namespace) -> int:
+    """Both template versions over every context: a diff per context, then a summary. A context
+    that does not render with either version is reported once per distinct error; the others are
+    still compared."""
+    from promptd.cli import workflow as cli_workflow
+
+    if args.override:
+        raise Failed("--template OLD NEW are the custom templates compared; it does not take --override")
+    contexts: list[str | None] = list(args.context) or [None]
+    old, old_failures = _render_all(config, args, contexts, keep_going=True, custom=args.left)
+    new, new_failures = _render_all(config, args, contexts, keep_going=True, custom=args.right)
+    reported: set[str] = set()
+    for _, failed in old_failures + new_failures:
+        if failed.message not in reported:
+            reported.add(failed.message)
+            exits.say(args.command_path, failed.message)
+    status = cli_workflow.template_diff(args.left, args.right, contexts, dict(old), dict(new))
+    return Exit.USAGE if reported else status
 
 
 def run_vars(config: Any, args: argparse.Namespace) -> int:
@@ -389,7 +447,7 @@ def run_vars(config: Any, args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
     else:
-        sys.stdout.write(cli_workflow.variables_text(result["variables"]))
+        sys.stdout.write(cli_workflow.variables_text(result["variables"]) + cli_workflow.reads_text(result["reads"]))
     return Exit.OK
 
 

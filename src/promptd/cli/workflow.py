@@ -35,16 +35,18 @@ def size(result: Mapping[str, Any]) -> str:
     return f"{result['template']}, {result['chars']} chars, {len(result['text'].encode('utf-8'))} bytes, sha256 {result['sha256'][:12]}"
 
 
-def snapshots(folder: Path, renders: Sequence[Render], *, update: bool) -> int:
+def snapshots(folder: Path, renders: Sequence[Render], *, update: bool, failed: Sequence[str | None] = ()) -> int:
     """Compares each render with `folder/<context name>.txt` (or writes it with `update`). One
-    status line per render on stdout, a unified diff for each change; differences and missing
-    snapshots are findings (exit 1); a snapshot that cannot be read or written raises Failed.
+    status line per render on stdout, a unified diff for each change, and a `failed` line for
+    each context in `failed` (one that did not render; its error is the caller's to report);
+    differences and missing snapshots are findings (exit 1); a snapshot that cannot be read or
+    written raises Failed.
 
     A snapshot's name comes from a context file's name, and the folder is often a checkout: a
     snapshot that is a symlink (`ctx.txt -> ../victim/precious.txt`), a FIFO or a device is
     refused, never followed, read or written through (`read_snapshot`, `write_snapshot`). The
     folder itself is the one the person named, its own links theirs."""
-    names = [Path(context).stem for context, _ in renders if context]
+    names = [Path(context).stem for context, _ in renders if context] + [Path(context).stem for context in failed if context]
     if len(set(names)) != len(names):
         raise Failed("two --context files have the same name; their snapshots would collide")
     findings = 0
@@ -92,8 +94,13 @@ def snapshots(folder: Path, renders: Sequence[Render], *, update: bool) -> int:
     finally:
         if folder_fd is not None:
             os.close(folder_fd)
+    for context in failed:
+        sys.stdout.write(f"{'failed':8} {folder / (Path(context or 'default').stem + SNAPSHOT_SUFFIX)}  (the context did not render; the error is on stderr)\n")
+    total = len(renders) + len(failed)
     if findings and not update:
-        sys.stdout.write(f"{findings} of {len(renders)} snapshots differ or are missing; `--update` writes them\n")
+        sys.stdout.write(f"{findings} of {total} snapshots differ or are missing; `--update` writes them\n")
+    if failed:
+        sys.stdout.write(f"{len(failed)} of {total} contexts did not render; their snapshots were left as they were\n")
     return Exit.FINDINGS if findings else Exit.OK
 
 
@@ -194,6 +201,27 @@ def diff(left: Render, right: Render) -> int:
     return Exit.FINDINGS
 
 
+def template_diff(old_name: str, new_name: str, contexts: Sequence[str | None], old: Mapping[str | None, Mapping[str, Any]], new: Mapping[str | None, Mapping[str, Any]]) -> int:
+    """Two versions of a template over the same contexts: for each context a header, then the
+    unified diff of its two renders (`identical` when they agree; `failed` when either did not
+    render), then a summary line. 1 when any context's prompts differ, else 0."""
+    differ = same = failed = 0
+    for context in contexts:
+        label = context or "all defaults"
+        sys.stdout.write(f"=== {label}\n")
+        if context not in old or context not in new:
+            failed += 1
+            sys.stdout.write("failed (the error is on stderr)\n")
+            continue
+        if diff((f"{old_name} ({label})", old[context]), (f"{new_name} ({label})", new[context])) == Exit.OK:
+            same += 1
+        else:
+            differ += 1
+    parts = [f"{differ} differ", f"{same} identical"] + ([f"{failed} failed"] if failed else [])
+    sys.stdout.write(f"{old_name} -> {new_name} over {len(contexts)} context{'s' if len(contexts) != 1 else ''}: {', '.join(parts)}\n")
+    return Exit.FINDINGS if differ else Exit.OK
+
+
 def _unified(old: str, new: str, old_name: str, new_name: str) -> list[str]:
     out = []
     for line in difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name):
@@ -227,6 +255,17 @@ def variables_text(variables: Sequence[Mapping[str, Any]]) -> str:
     return "".join(lines)
 
 
+def reads_text(reads: Sequence[Mapping[str, Any]]) -> str:
+    """`template  path` lines for what the templates read, `(not defined)` after a path this
+    render does not define."""
+    if not reads:
+        return ""
+    width = max(len(r["template"]) for r in reads)
+    lines = ["\nread by the templates:\n"]
+    lines.extend(f"{r['template'].ljust(width)}  {r['path']}{'' if r['defined'] else '  (not defined)'}\n" for r in reads)
+    return "".join(lines)
+
+
 def explain(message: str, kind: str, data: Mapping[str, Any], files: Mapping[str, str], raw_context: Mapping[str, Any]) -> str:
     """One line for a failure: `FILE:LINE:COL: cause (kind)` for a template in a file or a context
     or tools file that does not parse, `cannot read FILE: why` for one that cannot be read, the
@@ -249,9 +288,47 @@ def explain(message: str, kind: str, data: Mapping[str, Any], files: Mapping[str
     if field:
         text += f" [field {field}]"
         text += _context_hint(str(field), data, raw_context, files.get("context"))
+        located = _in_context_file(str(field), raw_context, files.get("context"))
+        if located:
+            return f"{located}: {text} ({kind})"
     elif data.get("errors"):
         text += " [" + "; ".join(f"{e['field']}: {e['message']}" for e in data["errors"]) + "]"
     return f"{text} ({kind})"
+
+
+def _in_context_file(field: str, raw: Mapping[str, Any], context_file: str | None) -> str | None:
+    """`FILE:LINE` of a bad field when it is one the context file holds (not one a flag such as
+    --body or --tool put there), `FILE` when its line cannot be told; None otherwise."""
+    top = field.split(".")[0]
+    if not context_file or not isinstance(raw, Mapping) or top not in raw:
+        return None
+    line = field_line(context_file, field)
+    return f"{context_file}:{line}" if line else context_file
+
+
+def field_line(path: str, field: str) -> int | None:
+    """The 1-based line of `field` (`role_summaries.0`, `system_prompt.custom`) in a JSON or YAML
+    file: the line of its key, or of its item in a list; the deepest part of the path found.
+    Read with YAML's composer, which keeps positions and reads JSON too. Error paths only."""
+    import yaml
+
+    try:
+        node = yaml.compose(files.read_named(path).decode("utf-8"))
+    except (Refused, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    line = None
+    for part in field.split("."):
+        if isinstance(node, yaml.MappingNode):
+            entry = next(((key, value) for key, value in node.value if isinstance(key, yaml.ScalarNode) and key.value == part), None)
+            if entry is None:
+                break
+            line, node = entry[0].start_mark.line + 1, entry[1]
+        elif isinstance(node, yaml.SequenceNode) and part.isdigit() and int(part) < len(node.value):
+            node = node.value[int(part)]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
 
 
 def _context_hint(field: str, data: Mapping[str, Any], raw: Mapping[str, Any], context_file: str | None) -> str:

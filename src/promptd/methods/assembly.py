@@ -18,8 +18,10 @@ from promptd.api.assembly import (
     SessionUpdateParams,
 )
 from promptd.api.base import Empty
-from promptd.assembly.assemble import Assembled, Request, assemble
-from promptd.assembly.compose import user_content
+from promptd.api.provenance import HistoryMessage
+from promptd.assembly.assemble import Assembled, AssemblyRequest, assemble
+from promptd.assembly.compose import Composed
+from promptd.assembly.compose import compose as compose_message
 from promptd.assembly.kinds import FragmentStatus
 from promptd.methods.base import Context, Method
 from promptd.sessions.store import complete_turn
@@ -65,7 +67,7 @@ def run_assembly(params: AssembleParams, ctx: Context) -> AssembleResult | Await
     otherwise."""
     runtime = ctx.runtime
     session = runtime.sessions.get(params.session)
-    request = Request(params.session, params.user_message, tuple(params.directives), tuple(params.display_trigger), params.budget)
+    request = AssemblyRequest(params.session, params.user_message, tuple(params.directives), tuple(params.display_trigger), params.budget)
     outcome = assemble(
         request,
         session=session,
@@ -123,20 +125,25 @@ def compose(params: ComposeParams, ctx: Context) -> ComposeResult | Awaitable[Co
     reminder = run_assembly(params, ctx)
     if not isinstance(reminder, AssembleResult):
         return _compose_later(reminder, params, ctx)
-    content = user_content(params.user_message, reminder.text, ctx.runtime.nonce)
-    if isinstance(content, str):
-        return ComposeResult(content=content, reminder=reminder)
-    return _composed(content, reminder)
+    composed = compose_message(params.user_message, reminder.text, ctx.runtime.nonce, params.shape)
+    if isinstance(composed, Composed):
+        return _composed(composed, reminder)
+    return _composed_later(composed, reminder)
 
 
 async def _compose_later(reminder: Awaitable[AssembleResult], params: ComposeParams, ctx: Context) -> ComposeResult:
     done = await reminder
-    content = user_content(params.user_message, done.text, ctx.runtime.nonce)
-    return ComposeResult(content=content if isinstance(content, str) else await content, reminder=done)
+    composed = compose_message(params.user_message, done.text, ctx.runtime.nonce, params.shape)
+    return _composed(composed if isinstance(composed, Composed) else await composed, done)
 
 
-async def _composed(content: Awaitable[str], reminder: AssembleResult) -> ComposeResult:
-    return ComposeResult(content=await content, reminder=reminder)
+async def _composed_later(composed: Awaitable[Composed], reminder: AssembleResult) -> ComposeResult:
+    return _composed(await composed, reminder)
+
+
+def _composed(composed: Composed, reminder: AssembleResult) -> ComposeResult:
+    message = HistoryMessage.model_validate(composed.message) if composed.message is not None else None
+    return ComposeResult(content=composed.content, reminder=reminder, message=message)
 
 
 def complete(params: CompleteParams, ctx: Context) -> Empty:

@@ -5,7 +5,7 @@ Glue layer, an area of its own so that a host that only renders never imports th
 
 from __future__ import annotations
 
-from promptd.api.authoring import LintKind, LintParams, LintResult, LintSeverity, LintViolation, TemplateVariable, VarsParams, VarsResult
+from promptd.api.authoring import LintKind, LintParams, LintResult, LintSeverity, LintViolation, TemplateRead, TemplateVariable, VarsParams, VarsResult
 from promptd.methods.base import Context, Method
 
 
@@ -22,12 +22,13 @@ async def lint(params: LintParams, ctx: Context) -> LintResult:
 
     settings = ctx.runtime.config.prompt
     exempt = params.exempt_kinds if params.exempt_kinds is not None else settings.exempt_kinds
+    volatile = params.volatile_variables if params.volatile_variables is not None else settings.volatile_variables
 
-    def run(cancel: worker.Cancel) -> list[guard.Violation]:
-        def in_worker(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str]) -> list[guard.Violation]:
-            return worker.pool().lint(source, exempt, strict, flags, tool_kinds, deadline_s=settings.render_timeout_ms / 1000, memory_mb=settings.render_memory_mb, cancel=cancel)
+    def run(cancel: worker.Cancellation) -> list[guard.Violation]:
+        def in_worker(source: str, exempt: frozenset[str], strict: bool, flags: frozenset[str], tool_kinds: frozenset[str], volatile: frozenset[str]) -> list[guard.Violation]:
+            return worker.pool().lint(source, exempt, strict, flags, tool_kinds, volatile, deadline_s=settings.render_timeout_ms / 1000, memory_mb=settings.render_memory_mb, cancel=cancel)
 
-        return guard.lint(params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds, finder=in_worker)
+        return guard.lint(params.template, exempt, strict=params.strict_undefined, flags=params.flags, tool_kinds=params.tool_kinds, volatile=volatile, finder=in_worker)
 
     try:
         found: list[guard.Violation] = await offload(run, gated=True)
@@ -43,10 +44,14 @@ def variables(params: VarsParams, ctx: Context) -> VarsResult:
     runtime = ctx.runtime
     tools = params.tools.by_kind if params.tools is not None else runtime.default_tools
     found = listing.describe(params.context, tools, params.params, params.flags, reminder_style=runtime.config.reminders.style)
-    return VarsResult(variables=[TemplateVariable(name=v.name, value=v.value, source=v.source) for v in found])
+    reads = listing.render_reads(params.context, {v.name: v.value for v in found})
+    return VarsResult(
+        variables=[TemplateVariable(name=v.name, value=v.value, source=v.source) for v in found],
+        reads=[TemplateRead(template=r.template, path=r.path, defined=r.defined) for r in reads],
+    )
 
 
 METHODS: list[Method] = [
     Method("prompt/lint", LintParams, LintResult, lint, "Checks that every ${{ tools.by_kind.X }} sits inside a condition on tools.by_kind.X."),
-    Method("prompt/vars", VarsParams, VarsResult, variables, "Every variable a template would see for these render params, with its value and source."),
+    Method("prompt/vars", VarsParams, VarsResult, variables, "Every variable a template would see for these render params, with its value and source, and what the render's templates read."),
 ]

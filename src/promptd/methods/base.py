@@ -39,11 +39,6 @@ class Lifecycle(Protocol):
     async def shutdown(self) -> None: ...
 
 
-class NoLifecycle:
-    async def shutdown(self) -> None:
-        return None
-
-
 class Context:
     """What a handler receives besides its params: the runtime, the client, the server's life."""
 

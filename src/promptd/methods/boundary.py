@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import traceback
 from collections.abc import Awaitable, Coroutine
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from promptd.errors import PromptdError
+from promptd.errors import PromptdError, TransportKind
 from promptd.methods.base import Context, Method
-from promptd.rpc import codes
+from promptd.rpc import codes, faults
 
 # Enough to show what is wrong without echoing a whole oversized input back.
 MAX_REPORTED_ERRORS = 20
@@ -37,17 +36,12 @@ def to_failure(exc: BaseException, method: str, ctx: Context | None = None) -> R
     if isinstance(exc, RpcFailure):
         return exc
     if isinstance(exc, ValidationError):
-        return RpcFailure(codes.INVALID_PARAMS, "Invalid params", {"kind": "invalid_params", "errors": clean_errors(exc)})
+        return RpcFailure(codes.INVALID_PARAMS, "Invalid params", {"kind": TransportKind.INVALID_PARAMS, "errors": clean_errors(exc)})
     if isinstance(exc, PromptdError):
         return RpcFailure(exc.code, exc.message, exc.to_data())
     if ctx is not None:
-        ctx.runtime.log.error(
-            "internal_error",
-            method=method,
-            exception=type(exc).__name__,
-            traceback="".join(traceback.format_exception(exc)),
-        )
-    return RpcFailure(codes.INTERNAL_ERROR, "Internal error", {"kind": "internal"})
+        ctx.runtime.log.error(faults.LOG_EVENT, **faults.fault_fields(exc, method))
+    return RpcFailure(codes.INTERNAL_ERROR, "Internal error", faults.internal_data())
 
 
 def clean_errors(exc: ValidationError) -> list[dict[str, Any]]:
@@ -67,7 +61,7 @@ def start(method: Method, raw_params: Any, ctx: Context, *, offload: bool = True
     loop and a thread to wait for it, 20 times the cost of sanitizing a short text."""
     try:
         if isinstance(raw_params, list):
-            raise RpcFailure(codes.INVALID_PARAMS, "Params must be an object (by-name)", {"kind": "positional_params"})
+            raise RpcFailure(codes.INVALID_PARAMS, "Params must be an object (by-name)", {"kind": TransportKind.POSITIONAL_PARAMS})
         params = method.params.model_validate(raw_params or {})
         if method.offload and offload:
             return finish(asyncio.to_thread(method.handler, params, ctx), method, ctx)
@@ -100,11 +94,3 @@ def discard(later: Coroutine[Any, Any, Any]) -> None:
         if inspect.iscoroutine(value) and inspect.getcoroutinestate(value) == inspect.CORO_CREATED:
             discard(value)
     later.close()
-
-
-async def invoke(method: Method, raw_params: Any, ctx: Context) -> dict[str, Any]:
-    """Validates, runs and serializes one call; raises RpcFailure for every failure."""
-    outcome = start(method, raw_params, ctx)
-    if isinstance(outcome, dict):
-        return outcome
-    return await outcome

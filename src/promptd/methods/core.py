@@ -9,7 +9,6 @@ from functools import partial
 from promptd import PROTOCOL_VERSION, __version__
 from promptd.api.base import Empty
 from promptd.api.core import CancelParams, DiscoverResult, InitializeParams, InitializeResult, Limits, ServerInfo
-from promptd.errors import AlreadyInitialized
 from promptd.methods.base import Context, Method
 
 # Versions this server speaks; as in MCP, an unknown request is answered with our own and the
@@ -19,17 +18,7 @@ SUPPORTED_VERSIONS = (PROTOCOL_VERSION,)
 
 def initialize(params: InitializeParams, ctx: Context, table: Mapping[str, Method]) -> InitializeResult:
     runtime = ctx.runtime
-    if runtime.initialized:
-        raise AlreadyInitialized("initialize was already called")
-    runtime.apply_config(params.config)
-    runtime.client_name = params.client_info.name if params.client_info else None
-    runtime.host_providers = params.capabilities.host_providers
-    events = params.capabilities.events
-    runtime.events = events if isinstance(events, bool) else frozenset(events)
-    if params.tools is not None:
-        runtime.default_tools = dict(params.tools.by_kind)
-    runtime.offset_unit = params.offset_unit
-    runtime.initialized = True
+    runtime.initialize(params)
     if runtime.config.prompt.warm_worker:
         threading.Thread(target=_warm_worker, name="promptd-warm-worker", daemon=True).start()
     version = params.protocol_version if params.protocol_version in SUPPORTED_VERSIONS else PROTOCOL_VERSION

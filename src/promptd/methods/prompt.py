@@ -23,7 +23,7 @@ from promptd.prompt.kinds import TemplateName
 if TYPE_CHECKING:
     from promptd.config import VaultConfig
     from promptd.prompt.vault import Vault
-    from promptd.prompt.worker import Cancel
+    from promptd.prompt.worker import Cancellation
 
 
 def render(params: RenderParams, ctx: Context) -> RenderResult | Awaitable[RenderResult]:
@@ -77,12 +77,12 @@ def template_gate() -> asyncio.Semaphore:
     return gate
 
 
-async def offload(run: Callable[[Cancel], Any], *, gated: bool) -> Any:
+async def offload(run: Callable[[Cancellation], Any], *, gated: bool) -> Any:
     """`run(cancel)` in a thread of the default executor (after the template gate when `gated`);
     a cancelled request cancels `cancel`, which kills its worker or stops its in-process render."""
     from promptd.prompt import worker
 
-    cancel = worker.Cancel()
+    cancel = worker.Cancellation()
     try:
         if not gated:
             return await asyncio.to_thread(run, cancel)
@@ -105,7 +105,7 @@ async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
     return result
 
 
-def _render(params: RenderParams, ctx: Context, cancel: Cancel | None = None) -> RenderResult:
+def _render(params: RenderParams, ctx: Context, cancel: Cancellation | None = None) -> RenderResult:
     from promptd.errors import RenderTimeout
     from promptd.prompt import codecache, pipeline
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from promptd.api.base import Empty
 from promptd.api.reminders import KeysResult, WrapManyParams, WrapParams, WrapResult
 from promptd.methods.base import Context, Method
-from promptd.reminders import format as reminder_format
+from promptd.reminders import keyed
 
 
 def _wrap_one(key: str, body: str, nonce: bool, session: str | None, ctx: Context) -> str:
     if not nonce:
-        return reminder_format.wrap(key, body)
+        return keyed.wrap(key, body)
     # With the nonce, the block goes through the trusted path: sanitized and signed.
     from promptd.reminders.provenance import wrap_keyed
 
@@ -27,9 +27,9 @@ def wrap_many(params: WrapManyParams, ctx: Context) -> WrapResult:
         ctx.runtime.keys.require(part.key)
     # Every body is checked before any block is written.
     for part in params.parts:
-        reminder_format.check_key(part.key)
-        reminder_format.check_body(part.body)
-    return WrapResult(text=reminder_format.SEPARATOR.join(_wrap_one(p.key, p.body, params.nonce, params.session, ctx) for p in params.parts))
+        keyed.check_key(part.key)
+        keyed.check_body(part.body)
+    return WrapResult(text=keyed.SEPARATOR.join(_wrap_one(p.key, p.body, params.nonce, params.session, ctx) for p in params.parts))
 
 
 def keys(params: Empty, ctx: Context) -> KeysResult:

@@ -6,11 +6,11 @@ from promptd.api.events import GateExhaustedEvent, GateFiredEvent
 from promptd.api.todos import GateParams, GateResult
 from promptd.methods.base import Context, Method
 from promptd.sessions.store import gate_turn
-from promptd.sessions.todos import Decision, Todo, exhausted_text, gate_text
+from promptd.sessions.todos import EXHAUSTED_TRIGGER, NUDGE_TRIGGER, Decision, Todo, exhausted_text, gate_text
 
 
 def gate(params: GateParams, ctx: Context) -> GateResult:
-    from promptd.reminders.provenance import trigger_markup, wrap_trusted
+    from promptd.reminders.provenance import wrap_triggered
     from promptd.reminders.sanitize import sanitize
 
     runtime = ctx.runtime
@@ -26,16 +26,16 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
     style = runtime.config.reminders.style
 
     def wrap(trigger: str, text: str) -> str:
-        return wrap_trusted(f"{trigger_markup(trigger)}\n\n{text}", runtime.trust, style, params.session)
+        return wrap_triggered(trigger, text, runtime.trust, style, params.session)
 
     reminder = notice = None
     if outcome.decision is Decision.NUDGE:
         body = gate_text(parts, runtime.tools_for(session).get("plan"), lambda text: sanitize(text, runtime.nonce).text)
-        reminder = wrap("Open todo items remain", body)
+        reminder = wrap(NUDGE_TRIGGER, body)
         ctx.emit(*GateFiredEvent(session=params.session, prompt_id=params.prompt_id, fires=outcome.fires, pending=len(parts.pending), unbacked=len(parts.unbacked)).notification())
         runtime.log.info("gate_fired", fires=outcome.fires, pending=len(parts.pending), unbacked=len(parts.unbacked))
     elif outcome.exhausted:
-        notice = wrap("Todo reminders stopped for this prompt", exhausted_text(settings.max_fires_per_prompt))
+        notice = wrap(EXHAUSTED_TRIGGER, exhausted_text(settings.max_fires_per_prompt))
         if turn.first_exhausted:
             ctx.emit(*GateExhaustedEvent(session=params.session, prompt_id=params.prompt_id, fires=outcome.fires).notification())
     return GateResult(

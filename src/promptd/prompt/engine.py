@@ -38,7 +38,7 @@ from markupsafe import EscapeFormatter, Markup
 
 from promptd.errors import TemplateRender, TemplateSyntax
 from promptd.prompt import codecache, limits
-from promptd.prompt.filters import bounded_filters, install_reference_dialect, reference_text
+from promptd.prompt.filters import bounded_filters, in_key_order, install_reference_dialect, reference_number_op, reference_text
 from promptd.prompt.names import suggest
 
 # Rendered output above this is refused: a loop in a caller's template must not be able to grow
@@ -48,8 +48,9 @@ MAX_OUTPUT_CHARS = limits.MAX_TEXT_CHARS
 # Compiled templates kept: the three shipped ones plus a working set of callers' custom templates
 # and bodies. Bounded, because those come from callers and could otherwise grow without end.
 CACHE_ENTRIES = 64
-# Dict methods a template may still call by attribute (`tools.by_kind.items()`), as MiniJinja
-# allows. Every other attribute of a mapping is a key lookup; see PromptEnvironment.getattr.
+# Dict methods a template may still call by attribute (`tools.by_kind.items()`). The reference
+# engine refuses them (the lint warns: not_portable); they stay for templates written for promptd.
+# Every other attribute of a mapping is a key lookup; see PromptEnvironment.getattr.
 MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
 # What compiling a template can raise besides Jinja's own syntax errors: Python's compiler refuses
 # code nested deeper than its fixed limits (SyntaxError), Jinja's parser and code generator recurse
@@ -174,10 +175,31 @@ class _Generator(CodeGenerator):
                 self.visit(part, frame)
         self.write("))")
 
+    def visit_Dict(self, node: nodes.Dict, frame: Frame) -> None:
+        # The reference keeps every map in key order (MiniJinja without `preserve_order`): a map
+        # literal prints, iterates and lists its items sorted by key, whatever order it was written in.
+        self.write("environment.key_ordered(")
+        super().visit_Dict(node, frame)
+        self.write(")")
+
+    def visit_Const(self, node: nodes.Const, frame: Frame) -> None:
+        # Jinja's optimizer folds a literal of constants into one value: its maps are ordered here.
+        if isinstance(node.value, (dict, list, tuple)):
+            node = nodes.Const(_key_ordered_deep(node.value), lineno=node.lineno)
+        super().visit_Const(node, frame)
+
     def visit_NSRef(self, node: nodes.NSRef, frame: Frame) -> None:
         # Jinja writes `ns[attr] = value` (after checking `ns` is a Namespace); the keeper charges
         # the value, then stores it.
         self.writeline(f"environment.keep({frame.symbols.ref(node.name)})[{node.attr!r}]")
+
+
+def _key_ordered_deep(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _key_ordered_deep(item) for key, item in in_key_order(value.items())}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_key_ordered_deep(item) for item in value)
+    return value
 
 
 class _Keeper:
@@ -202,7 +224,7 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
     checked against limits.py before it runs, and so is the whole output.
     """
 
-    intercepted_binops = frozenset({"*", "**", "%", "+"})
+    intercepted_binops = frozenset({"*", "**", "%", "+", "/"})
     code_generator_class = _Generator
 
     def getattr(self, obj: Any, attribute: str) -> Any:
@@ -218,7 +240,18 @@ class PromptEnvironment(ImmutableSandboxedEnvironment):
         # empty text: a probe for Python internals would then pass silently. It is an error.
         raise SecurityError(f"access to attribute {attribute!r} of a {type(obj).__name__!r} value is not allowed")
 
+    def key_ordered(self, mapping: dict[Any, Any]) -> dict[Any, Any]:
+        """A map literal (compiled to this call by _Generator), in the reference's key order."""
+        return dict(in_key_order(mapping.items()))
+
     def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
+        # `/` and `%` on numbers follow the reference's (Rust's) arithmetic: division by zero is
+        # infinite or NaN, an integer remainder is never negative, a float one has the dividend's sign.
+        reference = reference_number_op(operator_name, left, right)
+        if reference is not None:
+            return reference
+        if operator_name == "/":
+            return operator.truediv(left, right)
         if operator_name == "**":
             limits.check_power(left, right)
             try:
@@ -413,7 +446,10 @@ class Engine:
         env = self.environment_for(strict)
         code = codecache.load(source, name, strict) if persist else None
         if code is None:
-            code, _ = compile_tree(env, source, parse(env, source, name), name)
+            tree = parse(env, source, name)
+            # The lint finds these itself (all of them, not the first), before its own compile.
+            _refuse_unknown_names(env, source, tree, name)
+            code, _ = compile_tree(env, source, tree, name)
             if persist:
                 codecache.store(source, name, strict, code)
         template = env.template_class.from_code(env, code, env.make_globals(None), None)
@@ -475,6 +511,30 @@ def compile_tree(env: Any, source: str, tree: nodes.Template, name: str, generat
         return compile(stream.getvalue(), name, "exec"), generator
     except COMPILE_FAILURES as exc:
         raise compile_error(env, source, name, exc, generator) from None
+
+
+def _refuse_unknown_names(env: Any, source: str, tree: nodes.Template, name: str) -> None:
+    """An unknown filter or test is a compile error wherever it is (unknowns.py says why), at
+    its own name, with "did you mean"."""
+    from promptd.prompt import unknowns
+
+    found = unknowns.find(env, tree)
+    if not found:
+        return
+    from promptd.prompt import positions
+
+    first = found[0]
+    column = positions.column_of_name(env, source, first.line, first.name, attribute=False) or positions.first_tag_column(source, first.line)
+    raise TemplateSyntax(
+        f"template {name!r} line {first.line}, column {column}: {first.cause}",
+        template=name,
+        line=first.line,
+        column=column,
+        cause=first.cause,
+        reason=unknowns.REASON,
+        name=first.name,
+        suggestions=first.suggestions,
+    )
 
 
 def compile_error(env: Any, source: str, name: str, exc: BaseException, generator: CodeGenerator | None = None) -> TemplateSyntax:

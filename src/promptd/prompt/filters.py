@@ -13,7 +13,8 @@ folds constant filter calls (and then joins folded text) before any runtime chec
 
 from __future__ import annotations
 
-from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+import math
+from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -21,6 +22,7 @@ from jinja2 import Undefined, pass_context, pass_eval_context
 from jinja2.filters import make_attrgetter
 from jinja2.runtime import Context, LoopContext
 from jinja2.utils import Namespace, _PassArg
+from markupsafe import Markup
 
 from promptd.prompt import limits
 from promptd.prompt.limits import MAX_ITEMS, require, require_text, text_size
@@ -283,7 +285,8 @@ class _Printer:
         if depth > _MAX_PRINT_DEPTH:
             raise limits.refuse("an output value")
         if isinstance(value, Undefined):
-            self.add(str(value))
+            str(value)  # strict undefined fails here, naming the variable
+            self.add("undefined")  # as the reference prints one inside a list or map
         elif isinstance(value, str):
             self.add(_quoted(value))
         elif value is None:
@@ -296,7 +299,7 @@ class _Printer:
             self.add(_float_text(value))
         elif isinstance(value, Mapping):
             self.add("{")
-            for index, (key, item) in enumerate(value.items()):
+            for index, (key, item) in enumerate(in_key_order(value.items())):
                 if index:
                     self.add(", ")
                 self.nested(key, depth + 1)
@@ -355,6 +358,43 @@ def _float_text(value: float) -> str:
     return text if "." in text else text + ".0"
 
 
+def in_key_order(items: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """A map's items as the reference keeps them: sorted by key (MiniJinja without
+    `preserve_order`). Keys that do not compare (text and numbers mixed) keep their order."""
+    pairs = list(items)
+    try:
+        return sorted(pairs, key=lambda pair: _sort_key(pair[0]))
+    except TypeError:
+        return pairs
+
+
+def _sort_key(key: Any) -> Any:
+    if isinstance(key, bool) or not isinstance(key, (str, int, float)):
+        raise TypeError("not a sortable key")
+    return key
+
+
+def reference_number_op(operator_name: str, left: Any, right: Any) -> Any:
+    """`left / right` or `left % right` on two numbers as the reference computes them, where that
+    differs from Python (a zero divisor, a negative remainder); None everywhere else."""
+    if not (_is_number(left) and _is_number(right)):
+        return None
+    if operator_name == "/" and right == 0:
+        if left == 0 or left != left:
+            return math.nan
+        return math.copysign(math.inf, left) * math.copysign(1.0, right)
+    if operator_name == "%":
+        if isinstance(left, int) and isinstance(right, int):
+            # Rust's rem_euclid: 7 % -2 is 1 (Python: -1); a zero divisor fails as in Python.
+            return left % abs(right) if right else None
+        return math.fmod(left, right) if right else math.nan
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def reference_finalize(value: Any) -> Any:
     """The engine's `finalize`: every `${{ }}` value goes out as the reference prints it."""
     if isinstance(value, (str, Undefined)):
@@ -397,6 +437,59 @@ def reference_lines(value: Any) -> list[str]:
     return [piece[:-1] if piece.endswith("\r") else piece for piece in pieces]
 
 
+# MiniJinja's HTML escaping: `'` and `/` too, `"` as a named entity (markupsafe writes `&#34;`
+# and `&#39;` and leaves `/`).
+_HTML_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;", "/": "&#x2f;"})
+
+
+def reference_escape(value: Any) -> Markup:
+    """MiniJinja's escape: text already marked safe unchanged, anything else printed and escaped."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(reference_text(value).translate(_HTML_ESCAPES))
+
+
+def reference_indent(value: Any, width: Any = 4, first: bool = False, blank: bool = False) -> str:
+    """MiniJinja's indent: a final line break of the input (and of the result) dropped."""
+    text = value if isinstance(value, str) else reference_text(value)
+    prefix = width if isinstance(width, str) else " " * int(width)
+    text = _without_final_newline(text)
+    lines = text.split("\n")
+    out = []
+    for index, line in enumerate(lines):
+        if index == 0 and not first:
+            out.append(line)
+        elif line:
+            out.append(prefix + line)
+        else:
+            out.append(prefix if blank else "")
+    return _without_final_newline("\n".join(out) + "\n")
+
+
+def _without_final_newline(text: str) -> str:
+    if text.endswith("\n"):
+        text = text[:-1]
+    return text[:-1] if text.endswith("\r") else text
+
+
+def reference_title(value: Any) -> str:
+    """MiniJinja's title: a word starts after whitespace or ASCII punctuation (`it's` -> `It'S`,
+    `foo_bar` -> `Foo_Bar`, where Python's title rules give `It's` and `Foo_bar`)."""
+    text = value if isinstance(value, str) else reference_text(value)
+    out = []
+    capitalize = True
+    for char in text:
+        if char.isspace() or (char.isascii() and not char.isalnum() and char.isprintable() and char != " "):
+            out.append(char)
+            capitalize = True
+        elif capitalize:
+            out.append(char.upper())
+            capitalize = False
+        else:
+            out.append(char.lower())
+    return "".join(out)
+
+
 def reference_bool(value: Any) -> bool:
     return bool(value)
 
@@ -413,19 +506,45 @@ REFERENCE_FILTERS: Mapping[str, Callable[..., Any]] = {
     "lines": reference_lines,
     "bool": reference_bool,
     "string": reference_string,
+    "escape": reference_escape,
+    "e": reference_escape,
+    "indent": reference_indent,
+    "title": reference_title,
 }
 
 
 def _startingwith(value: Any, prefix: Any) -> bool:
-    return isinstance(value, str) and isinstance(prefix, str) and value.startswith(prefix)
+    # The reference compares the printed forms: `1 is startingwith("1")` is true.
+    return reference_text(value).startswith(reference_text(prefix))
 
 
 def _endingwith(value: Any, suffix: Any) -> bool:
-    return isinstance(value, str) and isinstance(suffix, str) and value.endswith(suffix)
+    return reference_text(value).endswith(reference_text(suffix))
 
 
-# Tests MiniJinja has that Jinja2 lacks.
-REFERENCE_TESTS: Mapping[str, Callable[..., bool]] = {"startingwith": _startingwith, "endingwith": _endingwith}
+def _is_sequence(value: Any) -> bool:
+    # A list (or what the dialect builds as one), never text or a map as Jinja2's test allows.
+    return isinstance(value, (list, tuple, range))
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_safe(value: Any) -> bool:
+    return isinstance(value, Markup)
+
+
+# Tests MiniJinja has that Jinja2 lacks, and those it answers differently (`true is number` is
+# false there, `"a" is sequence` too).
+REFERENCE_TESTS: Mapping[str, Callable[..., bool]] = {
+    "startingwith": _startingwith,
+    "endingwith": _endingwith,
+    "number": _is_number,
+    "sequence": _is_sequence,
+    "int": _is_integer,
+    "safe": _is_safe,
+}
 
 
 def install_reference_dialect(environment: Any) -> None:
@@ -468,7 +587,8 @@ PYTHON_ONLY_METHODS = frozenset(
     }
 )  # fmt: skip
 # Jinja2 filters MiniJinja's builtins do not have.
-JINJA2_ONLY_FILTERS = frozenset({"center", "filesizeformat", "forceescape", "striptags", "truncate", "urlize", "wordcount", "wordwrap", "xmlattr"})
+# `tojson` and `urlencode` are features the reference build leaves out (`json`, `urlencode`).
+JINJA2_ONLY_FILTERS = frozenset({"center", "filesizeformat", "forceescape", "striptags", "tojson", "truncate", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr"})
 # Jinja2 tests MiniJinja's builtins do not have.
 JINJA2_ONLY_TESTS = frozenset({"callable"})
 # What MiniJinja offers instead of a Python method, for the lint's message.

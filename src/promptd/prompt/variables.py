@@ -21,7 +21,7 @@ from promptd.prompt.kinds import VariableSource as Source
 from promptd.prompt.names import suggest
 from promptd.reminders.kinds import BlockStyle
 
-__all__ = ["TOOL_KINDS", "Source", "Variable", "describe", "flag_names", "known_names", "reads", "shipped_reads", "suggest"]
+__all__ = ["TOOL_KINDS", "Read", "Source", "Variable", "describe", "flag_names", "known_names", "paths_read", "reads", "render_reads", "shipped_reads", "suggest"]
 
 # The tool kinds the shipped templates and docs/templates.md name. Hosts may send others; the lint
 # only questions a kind that is not one of these and looks like a misspelling of one.
@@ -32,10 +32,22 @@ TOOL_KINDS = frozenset({"read", "edit", "patch", "list", "search", "execute", "p
 RUNTIME_NAMES = frozenset({"reminder_style"})
 
 
+# Templates larger than this are not searched for the paths they read (prompt/vars runs in
+# promptd's own process, and a parse costs about a second per megabyte); 256 KiB is ten times the
+# shipped Primary template.
+MAX_READ_CHARS = 256 * 1024
+
+
 class Variable(NamedTuple):
     name: str
     value: Any
     source: Source
+
+
+class Read(NamedTuple):
+    template: str  # primary | subagent | custom | body
+    path: str  # `os_name`, `tools.by_kind.read`, `params.edit.old_string`
+    defined: bool  # whether the render with these inputs defines it
 
 
 def describe(
@@ -106,3 +118,88 @@ def reads(source: str) -> frozenset[str]:
 def shipped_reads() -> frozenset[str]:
     """The names the shipped Primary and Subagent templates read."""
     return frozenset().union(*(reads(pipeline.shipped_source(name)) for name in pipeline.SHIPPED))
+
+
+def render_reads(context: PromptContext, values: Mapping[str, Any]) -> list[Read]:
+    """What the templates of a render with `context` read, each path once per template and in
+    order, and whether `values` (the render's variables) define it. The sealed templates are not
+    read (their plaintext stays in the vault), nor a template over MAX_READ_CHARS."""
+    from promptd.prompt.context import CustomOverride
+    from promptd.prompt.kinds import PromptMode
+
+    sources: list[tuple[str, str]] = []
+    if context.prompt_mode is PromptMode.EXTEND:
+        override = context.system_prompt
+        if isinstance(override, CustomOverride):
+            sources.append(("custom", override.custom))
+        else:
+            name = pipeline.base_template(context)
+            if name in pipeline.SHIPPED:
+                sources.append((name, pipeline.shipped_source(name)))
+    if context.body is not None:
+        sources.append(("body", context.body))
+    return [Read(template, path, _defines(values, path)) for template, source in sources if len(source) <= MAX_READ_CHARS for path in paths_read(source)]
+
+
+def paths_read(source: str) -> list[str]:
+    """The variables `source` reads from its render, as dotted paths as deep as the template
+    names them (`tools.by_kind.read`, `tools.by_kind` for `tools.by_kind.items()`), in order of
+    first use; names the template sets itself and the dialect's functions are not listed."""
+    from jinja2 import meta, nodes
+
+    from promptd.prompt.engine import COMPILE_FAILURES, normalize
+
+    env = engine().environment
+    try:
+        tree = env.parse(normalize(source))
+        top = meta.find_undeclared_variables(tree) - frozenset(env.globals)
+    except COMPILE_FAILURES:
+        return []
+    found: dict[str, None] = {}
+
+    def chain(node: nodes.Node) -> tuple[list[str], nodes.Node] | None:
+        """The path of a chain of constant attribute and key lookups, and the node under it."""
+        parts: list[str] = []
+        while isinstance(node, (nodes.Getattr, nodes.Getitem)):
+            if isinstance(node, nodes.Getattr):
+                parts.append(node.attr)
+            elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+                parts.append(node.arg.value)
+            else:
+                parts = []  # a computed key: the path stops above it
+            node = node.node
+        return (parts[::-1], node) if isinstance(node, nodes.Name) else None
+
+    def visit(node: nodes.Node) -> None:
+        if isinstance(node, (nodes.Getattr, nodes.Getitem)):
+            found_chain = chain(node)
+            if found_chain is not None and found_chain[1].name in top:  # type: ignore[attr-defined]
+                parts, root = found_chain
+                path = [root.name, *parts]  # type: ignore[attr-defined]
+                if len(path) > 1 and path[-1] in MAPPING_METHOD_NAMES:
+                    path = path[:-1]
+                found.setdefault(".".join(path))
+        elif isinstance(node, nodes.Name) and node.ctx == "load" and node.name in top:
+            found.setdefault(node.name)
+            return
+        for child in node.iter_child_nodes():
+            if isinstance(node, (nodes.Getattr, nodes.Getitem)) and child is node.node:
+                continue  # the chain above is this path already
+            visit(child)
+
+    visit(tree)
+    return list(found)
+
+
+# The mapping methods a template calls by attribute (engine.MAPPING_METHODS): `tools.by_kind.items()`
+# reads `tools.by_kind`.
+MAPPING_METHOD_NAMES = frozenset({"items", "keys", "values", "get"})
+
+
+def _defines(values: Mapping[str, Any], path: str) -> bool:
+    value: Any = values
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return False
+        value = value[part]
+    return True

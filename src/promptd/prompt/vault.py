@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from promptd import files, keyfile
-from promptd.config import VAULT_KEY_ENV as KEY_ENV
+from promptd.childenv import VAULT_KEY_ENV as KEY_ENV
 from promptd.errors import VaultLocked
 from promptd.prompt import TEMPLATES
 from promptd.prompt.kinds import TemplateName

@@ -77,7 +77,7 @@ class Cancelled(Exception):
     """The job was cancelled (the request's task was); the caller answers it as cancelled."""
 
 
-class Cancel:
+class Cancellation:
     """Shared by a request's task (which may cancel) and the thread that waits for its render."""
 
     def __init__(self) -> None:
@@ -171,7 +171,7 @@ class Worker:
         except (OSError, IndexError, ValueError):
             return time.monotonic()
 
-    def receive(self, cpu_deadline_s: float | None, wall_deadline_s: float, cancel: Cancel | None) -> tuple[Any, bool]:
+    def receive(self, cpu_deadline_s: float | None, wall_deadline_s: float, cancel: Cancellation | None) -> tuple[Any, bool]:
         """The next document, or (None, True) when the CPU or wall deadline passed first."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
@@ -221,7 +221,7 @@ class WorkerPool:
         *,
         deadline_s: float,
         memory_mb: int | None = None,
-        cancel: Cancel | None = None,
+        cancel: Cancellation | None = None,
     ) -> str:
         """Compiles and renders `source` in a worker; raises TemplateSyntax, TemplateRender,
         RenderTimeout (CPU time over `deadline_s`) or Cancelled. `memory_mb` is the worker's
@@ -239,16 +239,26 @@ class WorkerPool:
         strict: bool,
         flags: frozenset[str],
         tool_kinds: frozenset[str],
+        volatile: frozenset[str] = frozenset(),
         *,
         deadline_s: float,
         memory_mb: int | None = None,
-        cancel: Cancel | None = None,
+        cancel: Cancellation | None = None,
     ) -> list[Any]:
         """The lint's findings (lint.findings) for `source`, found in a worker under the same
         deadline and memory budget as a render; raises RenderTimeout or Cancelled."""
         from promptd.prompt.lint import Violation
 
-        job = {"lint": True, "source": source, "exempt": sorted(exempt), "strict": strict, "flags": sorted(flags), "tool_kinds": sorted(tool_kinds), "memory_mb": memory_mb}
+        job = {
+            "lint": True,
+            "source": source,
+            "exempt": sorted(exempt),
+            "strict": strict,
+            "flags": sorted(flags),
+            "tool_kinds": sorted(tool_kinds),
+            "volatile": sorted(volatile),
+            "memory_mb": memory_mb,
+        }
         reply = self._run(job, LINT_NAME, deadline_s, cancel)
         found = reply.get("violations") if isinstance(reply, dict) else None
         if not isinstance(found, list):
@@ -262,7 +272,7 @@ class WorkerPool:
         for worker in idle:
             worker.close()
 
-    def _run(self, job: dict[str, Any], name: str, deadline_s: float, cancel: Cancel | None) -> Any:
+    def _run(self, job: dict[str, Any], name: str, deadline_s: float, cancel: Cancellation | None) -> Any:
         """The worker's reply to `job`, once a slot is free; raises RenderTimeout, Cancelled, or
         TemplateRender when the worker ended twice without answering."""
         self._wait_for_slot(cancel)
@@ -301,7 +311,7 @@ class WorkerPool:
         finally:
             self._slots.release()
 
-    def _wait_for_slot(self, cancel: Cancel | None) -> None:
+    def _wait_for_slot(self, cancel: Cancellation | None) -> None:
         """Blocks until fewer than MAX_RUNNING jobs run; a cancelled job stops waiting."""
         while not self._slots.acquire(timeout=POLL_S):
             if cancel is not None and cancel.cancelled:
@@ -405,7 +415,7 @@ class _Watch:
     thread clears `active` and withdraws any raise not yet delivered under the same lock
     (`finish`), so none can be delivered after it."""
 
-    def __init__(self, ident: int, deadline_s: float, cancel: Cancel | None) -> None:
+    def __init__(self, ident: int, deadline_s: float, cancel: Cancellation | None) -> None:
         self.lock = threading.Lock()
         self.active = True
         self.ident = ident
@@ -454,7 +464,7 @@ class _Watch:
             next_stop = time.monotonic() + RESTOP_S
 
 
-def bounded(run: Callable[[], T], name: str, *, deadline_s: float, cancel: Cancel | None = None) -> T:
+def bounded(run: Callable[[], T], name: str, *, deadline_s: float, cancel: Cancellation | None = None) -> T:
     """`run()` in this thread, stopped when its CPU time passes `deadline_s` or `cancel` is
     cancelled: raises RenderTimeout or Cancelled then, as a worker's render does; otherwise
     returns or raises what `run` does. For the renders that must stay in promptd's process (a
@@ -604,7 +614,7 @@ def _job_reply(eng: Any, job: dict[str, Any]) -> dict[str, Any]:
         if job.get("lint"):
             from promptd.prompt import lint
 
-            found = lint.findings(job["source"], frozenset(job["exempt"]), job["strict"], frozenset(job["flags"]), frozenset(job["tool_kinds"]))
+            found = lint.findings(job["source"], frozenset(job["exempt"]), job["strict"], frozenset(job["flags"]), frozenset(job["tool_kinds"]), frozenset(job.get("volatile", ())))
             return {"violations": [list(v) for v in found]}
         return {"text": eng.render(job["source"], job["variables"], name, strict=job["strict"])}
     except PromptdError as exc:

@@ -22,8 +22,8 @@ each field holds and which fields form a message's stream. Rules, by whose text 
   provider metadata carries a signature) is read and reported, never edited: the provider checks
   it and refuses a conversation in which it changed.
 Every part that carries text, whatever its type, is one stream per message, so a tag split
-across parts is neutralized where it starts (or, when it starts in signed content, in the first
-part that may be edited). Every change is reported at a JSON pointer into the given messages.
+across parts is renamed at its name, in the part where the name begins (or, when that part is
+signed, in the first part around it that may be edited). Every change is reported at a JSON pointer into the given messages.
 The result is a fixed point: sanitizing it again changes nothing.
 """
 

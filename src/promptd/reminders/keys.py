@@ -11,7 +11,7 @@ from functools import cache
 from typing import NamedTuple
 
 from promptd.errors import UnregisteredKey
-from promptd.reminders.format import check_key
+from promptd.reminders.keyed import check_key
 
 
 class KeyInfo(NamedTuple):

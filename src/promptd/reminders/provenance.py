@@ -28,19 +28,19 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from promptd.errors import NestedMarker
-from promptd.reminders import format as keyed
-from promptd.reminders.format import escape_body
+from promptd.reminders import keyed, markup
+from promptd.reminders.keyed import escape_body
 from promptd.reminders.kinds import BlockStyle, Refusal
 from promptd.reminders.ledger import Trust
 from promptd.reminders.sanitize import sanitize
 
-PUA_OPEN = "\ue203"
-PUA_CLOSE = "\ue204"
+PUA_OPEN = markup.PUA_OPEN
+PUA_CLOSE = markup.PUA_CLOSE
 STYLES = tuple(BlockStyle)
-TRIGGER_OPEN = "<display-trigger>"
-TRIGGER_CLOSE = "</display-trigger>"
-TRIGGER_SEPARATOR = "\n\n"
-XML_CLOSE = "</system-reminder>"
+TRIGGER_OPEN = markup.TRIGGER_OPEN
+TRIGGER_CLOSE = markup.TRIGGER_CLOSE
+TRIGGER_SEPARATOR = markup.BLANK_LINE
+XML_CLOSE = markup.REMINDER_CLOSE
 # What a nonce may look like: the runtime's is 32 hex digits; other writers' tokens are read too,
 # so blocks from another process can be recognised (and not trusted).
 NONCE_PATTERN = re.compile(r"[0-9A-Za-z_-]{1,128}")
@@ -49,7 +49,7 @@ NONCE_PATTERN = re.compile(r"[0-9A-Za-z_-]{1,128}")
 _PUA_OPEN = re.compile(PUA_OPEN + r"([0-9A-Za-z_-]{1,128})\n")
 # An XML open tag exactly as the writers produce it: `key` then `nonce`, one space before each.
 # The key run is possessive, so a long unterminated key is read once.
-_XML_OPEN = re.compile(r'<system-reminder(?: key="([A-Za-z0-9._-]++)")?(?: nonce="([0-9A-Za-z_-]{1,128})")?>')
+_XML_OPEN = re.compile(re.escape(markup.REMINDER_OPEN) + r'(?: key="([A-Za-z0-9._-]++)")?(?: nonce="([0-9A-Za-z_-]{1,128})")?>')
 
 
 class Block(NamedTuple):
@@ -65,7 +65,7 @@ class Block(NamedTuple):
 
 
 def _unescape(text: str) -> str:
-    # The inverse of format.escape_body: `&amp;` last, so `&amp;lt;` stays `&lt;`.
+    # The inverse of keyed.escape_body: `&amp;` last, so `&amp;lt;` stays `&lt;`.
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
@@ -95,6 +95,12 @@ def repair(body: str, nonce: str) -> str:
     return trigger + sanitize(rest, nonce).text
 
 
+def wrap_triggered(trigger: str, body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA, session: str | None = None) -> str:
+    """A trusted block whose body opens with a display trigger: the trigger's markup, a blank
+    line, then `body` (the layout parse and strip read back)."""
+    return wrap_trusted(trigger_markup(trigger) + TRIGGER_SEPARATOR + body, trust, style, session)
+
+
 def wrap_trusted(body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA, session: str | None = None) -> str:
     """Wraps content (plus optional trigger markup) in a keyless runtime block signed for
     `session` (None: a block of no session).
@@ -117,7 +123,7 @@ def seal(body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA, session: s
     def layout(token: str) -> str:
         if style == BlockStyle.PUA:
             return f"{PUA_OPEN}{token}\n{body}\n{token}{PUA_CLOSE}"
-        return f'<system-reminder nonce="{token}">\n{body}\n{XML_CLOSE}'
+        return f'{markup.REMINDER_OPEN} nonce="{token}">\n{body}\n{XML_CLOSE}'
 
     return _signed(layout, trust, session), body
 

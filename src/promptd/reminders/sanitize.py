@@ -6,7 +6,9 @@ Every origin (user, tool, model, stored) gets the same full treatment; see docs/
 order:
 1. Unicode tag characters (U+E0000-U+E007F, the "ASCII smuggling" alphabet) are removed, each run
    counted once. They are the one thing removed rather than escaped: they are invisible to a
-   person, readable to a model, and carry nothing a reader needs.
+   person, readable to a model, and carry nothing a reader needs. The exception is an RGI emoji
+   tag sequence (the flags of England, Scotland and Wales), kept whole
+   (promptd.reminders.sanitizer.tags).
 2. Copies of the current process's nonce, in any letter case, become "[nonce]".
 3. Forged reminder tags and display-trigger tags are found on a folded, decoded view of the text
    (promptd.reminders.sanitizer.detect) and renamed in the original: RENAME_PREFIX goes in front
@@ -17,10 +19,12 @@ order:
    "[U+E204]".
 
 Text parts that a host joins into one text (MCP content items, text blocks) are sanitized as one
-stream (`sanitize_stream`): a tag split across parts is found on the joined text and neutralized
-in the part where it starts. Parts that must not change (signed content) can be marked: they are
-read with the stream and what lies wholly in them is reported, not edited. Structured values:
-promptd.reminders.values.
+stream (`sanitize_stream`): a tag split across parts is found on the joined text and renamed
+at its name, in the part where the name begins (`"Done. <"` + `"/system-reminder>"` gives
+`"/untrusted-system-reminder>"` in the second part: a prefix left after the bracket in the first
+would read `<untrusted-/system-reminder>`, which a model may still take for a closing tag). Parts
+that must not change (signed content) can be marked: they are read with the stream and what lies
+wholly in them is reported, not edited. Structured values: promptd.reminders.values.
 
 None of the replacements can be read as the thing it replaced, nor join with its neighbours into
 a new one, so sanitizing twice gives the same text (idempotent) and counts nothing the second time.
@@ -32,12 +36,13 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from promptd.reminders import markup
 from promptd.reminders.kinds import SpanKind
 from promptd.reminders.sanitizer.detect import Hit, scan, tag_name_at
+from promptd.reminders.sanitizer.tags import TAG_RUN, smuggled_runs, without_smuggled_runs
 from promptd.text import has_astral
 
-_TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]+")
-DELIMITER_TEXT = {"\ue203": "[U+E203]", "\ue204": "[U+E204]"}
+DELIMITER_TEXT = {markup.PUA_OPEN: "[U+E203]", markup.PUA_CLOSE: "[U+E204]"}
 NONCE_TEXT = "[nonce]"
 # Put in front of a forged tag's name. It begins with a letter no tag name begins with, so the
 # renamed tag never reads as one again (idempotence), and it ends in "-" so it reads as a prefix.
@@ -109,11 +114,11 @@ def sanitize_stream(parts: Sequence[str], nonce: str | None = None, locked: Sequ
     locked = list(locked) if locked is not None else [False] * len(cleaned)
     findings: list[Finding] = []
     for i, part in enumerate(cleaned):
-        if has_astral(part) and _TAG_CHARACTERS.search(part):
+        if has_astral(part) and TAG_RUN.search(part):
             if locked[i]:
-                findings.extend(Finding(i, SpanKind.TAG_CHARACTERS, False) for _ in _TAG_CHARACTERS.finditer(part))
+                findings.extend(Finding(i, SpanKind.TAG_CHARACTERS, False) for _ in smuggled_runs(part))
                 continue
-            cleaned[i], removed = _TAG_CHARACTERS.subn("", part)
+            cleaned[i], removed = without_smuggled_runs(part)
             findings.extend(Finding(i, SpanKind.TAG_CHARACTERS, True) for _ in range(removed))
     if nonce:
         joined = "".join(cleaned)
@@ -147,7 +152,7 @@ def nonce_copies(text: str, nonce: str) -> list[int]:
 
 def inspect(text: str, nonce: str | None = None) -> list[Span]:
     """What `sanitize` would neutralize in `text`, without editing it (offsets into `text`)."""
-    spans = [Span(m.start(), m.end(), SpanKind.TAG_CHARACTERS) for m in _TAG_CHARACTERS.finditer(text)] if has_astral(text) else []
+    spans = [Span(m.start(), m.end(), SpanKind.TAG_CHARACTERS) for m in smuggled_runs(text)] if has_astral(text) else []
     if nonce:
         spans += [Span(start, start + len(nonce), SpanKind.NONCE) for start in nonce_copies(text, nonce)]
     for hit in scan(text):
@@ -189,7 +194,18 @@ def _apply(parts: list[str], edits: list[_Edit], locked: list[bool], findings: l
         while bounds[k][1] <= edit.anchor and k + 1 < len(parts):
             k += 1
         target = k
-        if locked[k]:
+        named = _name_part(edit, k, bounds)
+        if named != k and not locked[named]:
+            # A rename goes in front of the name, in the part that holds it: left at the end of
+            # the bracket's part, "Done. <" + "/system-reminder>" would read
+            # `<untrusted-/system-reminder>`, still a closing tag to a model.
+            target = named
+            local[named].append((edit.start - bounds[named][0], edit.start - bounds[named][0], edit.text))
+        elif named != k and not locked[k] and (after := runs.after_locked_name(named, edit.start)) >= 0:
+            # The name begins in signed text and goes on after it: the prefix breaks it there.
+            target = after
+            local[after].append((0, 0, edit.text))
+        elif locked[k]:
             target = runs.target(edit, k, hits[index] if hits else None)
             if target < 0:
                 findings.append(Finding(k, edit.kind, False))
@@ -222,6 +238,17 @@ def _apply(parts: list[str], edits: list[_Edit], locked: list[bool], findings: l
     return out
 
 
+def _name_part(edit: _Edit, k: int, bounds: list[tuple[int, int]]) -> int:
+    """For a rename (an insertion) whose markup begins in part `k`, the part where the name it
+    goes in front of begins; `k` for any other edit."""
+    if edit.start != edit.end or edit.kind is not SpanKind.TAG:
+        return k
+    j = k
+    while j + 1 < len(bounds) and bounds[j][1] <= edit.start:
+        j += 1
+    return j
+
+
 class _Runs:
     """The runs of consecutive locked parts of a stream, for placing edits whose markup begins in
     one. Each run's text is cut from the joined text once, when first asked for."""
@@ -246,6 +273,17 @@ class _Runs:
         if first not in self._texts:
             self._texts[first] = (self.joined or "")[self.bounds[first][0] : self.bounds[self.last[k]][1]]
         return self._texts[first]
+
+    def after_locked_name(self, k: int, name: int) -> int:
+        """For a name that begins at `name` in locked part `k`: the first unlocked part after its
+        locked run when the name goes on there, -1 when the run spells all of it (then the one
+        place left to edit is before the name)."""
+        last = self.last[k]
+        if last + 1 >= len(self.bounds):
+            return -1
+        if tag_name_at(self._text(k), name - self.bounds[self.first[k]][0]) is not None:
+            return -1
+        return last + 1
 
     def target(self, edit: _Edit, k: int, hit: Hit | None) -> int:
         """Where an edit whose markup begins in locked part `k` goes: the first unlocked part the

@@ -17,3 +17,6 @@ SERVER_SHUT_DOWN = _errors.SERVER_SHUT_DOWN.code
 REQUEST_CANCELLED = _errors.REQUEST_CANCELLED.code
 
 MESSAGES = {error.code: error.message for error in _errors.TRANSPORT_ERRORS}
+
+# The `data.kind` values sent with these codes (one StrEnum, declared beside the codes).
+TransportKind = _errors.TransportKind

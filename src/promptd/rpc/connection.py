@@ -16,12 +16,12 @@ expect.
 from __future__ import annotations
 
 import enum
-import traceback
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
 
-from promptd.rpc import codes
+from promptd.rpc import codes, faults
+from promptd.rpc.codes import TransportKind
 from promptd.rpc.framing import LineFramer, Oversize, peek_request_id
 from promptd.rpc.messages import (
     Id,
@@ -106,11 +106,13 @@ class Cancel(NamedTuple):
 
 
 class Reply(NamedTuple):
-    """The client answered our call `call_id` (started with start_call)."""
+    """The client answered our call `call_id` (started with start_call); `waiter` is what the
+    caller handed to start_call."""
 
     call_id: str
     result: Any
     error: Any
+    waiter: Any = None
 
 
 class Exit(NamedTuple):
@@ -159,9 +161,9 @@ def refusal(methods: Mapping[str, KnownMethod], name: str, state: State) -> tupl
     in-process door (promptd.local) alike."""
     method = methods.get(name)
     if method is None or method.notification:
-        return codes.METHOD_NOT_FOUND, {"kind": "method_not_found", "method": name[:MAX_ECHOED_METHOD]}
+        return codes.METHOD_NOT_FOUND, {"kind": TransportKind.METHOD_NOT_FOUND, "method": name[:MAX_ECHOED_METHOD]}
     if state is State.SHUTTING_DOWN:
-        return codes.SERVER_SHUT_DOWN, {"kind": "shut_down"}
+        return codes.SERVER_SHUT_DOWN, {"kind": TransportKind.SHUT_DOWN}
     return None
 
 
@@ -238,9 +240,10 @@ class Connection:
     def send_notification(self, method: str, params: Any) -> bytes:
         return encode(notification_frame(method, params))
 
-    def start_call(self, method: str, params: Any) -> tuple[str, bytes]:
-        """A request of ours to the client: its id (answered by a Reply event) and its bytes."""
-        call_id, frame = self._outgoing.start(method, params)
+    def start_call(self, method: str, params: Any, waiter: object = None) -> tuple[str, bytes]:
+        """A request of ours to the client: its id (answered by a Reply event carrying `waiter`)
+        and its bytes."""
+        call_id, frame = self._outgoing.start(method, params, waiter)
         return call_id, encode(frame)
 
     def end_call(self, call_id: str, answered: bool) -> bytes:
@@ -252,6 +255,10 @@ class Connection:
     @property
     def calls_waiting(self) -> int:
         return len(self._outgoing)
+
+    def waiters(self) -> list[object]:
+        """The waiters of our calls the client has not answered yet."""
+        return self._outgoing.waiters()
 
     def _answer(self, ident: Id, frame: Frame) -> bytes:
         if ident not in self._in_flight:
@@ -272,9 +279,8 @@ class Connection:
         try:
             self._read_line(line)
         except Exception as exc:  # the last guard of the read path: the process never dies on input
-            tb = "".join(traceback.format_exception(exc))
-            self._events.append(Diagnostic("error", "internal_error", {"method": None, "exception": type(exc).__name__, "traceback": tb}))
-            self._send(error_frame(None, codes.INTERNAL_ERROR, data={"kind": "internal"}))
+            self._events.append(Diagnostic("error", faults.LOG_EVENT, faults.fault_fields(exc, None)))
+            self._send(error_frame(None, codes.INTERNAL_ERROR, data=faults.internal_data()))
 
     def _read_line(self, line: bytes | Oversize) -> None:
         if isinstance(line, Oversize):
@@ -300,7 +306,7 @@ class Connection:
             ident = None
         limit = self._framer.max_line_bytes
         self._events.append(Diagnostic("warning", "line_too_long", {"bytes": line.size, "limit": limit, "with_id": ident is not None}))
-        self._send(error_frame(ident, codes.INVALID_REQUEST, "Message too large", {"kind": "too_large", "limit": limit}))
+        self._send(error_frame(ident, codes.INVALID_REQUEST, "Message too large", {"kind": TransportKind.TOO_LARGE, "limit": limit}))
 
     def _read_batch(self, messages: list[Message]) -> None:
         batch = _Batch([None] * len(messages))
@@ -323,7 +329,7 @@ class Connection:
 
     def _take_request(self, request: Request, place: tuple[_Batch, int] | None) -> Frame | None:
         if request.id in self._in_flight:
-            return error_frame(None, codes.INVALID_REQUEST, "Request id is already in flight", {"kind": "duplicate_id", "id": request.id})
+            return error_frame(None, codes.INVALID_REQUEST, "Request id is already in flight", {"kind": TransportKind.DUPLICATE_ID, "id": request.id})
         refused = refusal(self.methods, request.method, self.state)
         if refused is not None:
             code, data = refused
@@ -361,11 +367,12 @@ class Connection:
         self._events.append(Notify(note.method, note.params, self._share))
 
     def _take_response(self, response: Response) -> None:
-        call_id = self._outgoing.settle(response)
-        if call_id is None:
+        settled = self._outgoing.settle(response)
+        if settled is None:
             self._events.append(Diagnostic("debug", "reply_discarded", {"known": False}))
             return
-        self._events.append(Reply(call_id, response.result, response.error))
+        call_id, waiter = settled
+        self._events.append(Reply(call_id, response.result, response.error, waiter))
 
     # ---- frames out --------------------------------------------------------------------------
 
@@ -384,4 +391,4 @@ class Connection:
 
 
 def _cancelled(ident: Id) -> Frame:
-    return error_frame(ident, codes.REQUEST_CANCELLED, data={"kind": "cancelled"})
+    return error_frame(ident, codes.REQUEST_CANCELLED, data={"kind": TransportKind.CANCELLED})

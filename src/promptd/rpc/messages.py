@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, TypeGuard
 import orjson
 
 from promptd.rpc import codes
+from promptd.rpc.codes import TransportKind
 
 # orjson refuses deeper documents; the stdlib fallback is bounded to the same depth so no
 # input can exhaust the interpreter's recursion limit.
@@ -95,12 +96,12 @@ def decode(line: bytes) -> Decoded:
     try:
         value = _loads(line)
     except _TooDeep:
-        return Decoded([Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "too_deep", "max_depth": MAX_DEPTH}))], False)
+        return Decoded([Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": TransportKind.TOO_DEEP, "max_depth": MAX_DEPTH}))], False)
     except _NotJson as bad:
         return Decoded([Invalid(error_frame(None, codes.PARSE_ERROR, data=bad.data))], False)
     if isinstance(value, list):
         if not value:
-            return Decoded([Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "empty_batch"}))], False)
+            return Decoded([Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": TransportKind.EMPTY_BATCH}))], False)
         return Decoded([classify(item) for item in value], True)
     return Decoded([classify(value)], False)
 
@@ -108,24 +109,24 @@ def decode(line: bytes) -> Decoded:
 def classify(obj: Any) -> Message:
     """Turns one decoded JSON value into a message, or an error frame for it."""
     if not isinstance(obj, dict):
-        return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "not_an_object"}))
+        return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": TransportKind.NOT_AN_OBJECT}))
     has_id = "id" in obj
     raw_id = obj.get("id")
     reply_id = raw_id if _valid_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
-        return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": "bad_version"}))
+        return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": TransportKind.BAD_VERSION}))
     method = obj.get("method")
     if method is None and has_id and ("result" in obj or "error" in obj):
         if reply_id is None:
-            return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "invalid_id"}))
+            return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": TransportKind.INVALID_ID}))
         return Response(reply_id, obj.get("result"), obj.get("error"))
     if not isinstance(method, str):
-        return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": "invalid_method"}))
+        return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": TransportKind.INVALID_METHOD}))
     if has_id and reply_id is None:
-        return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": "invalid_id"}))
+        return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": TransportKind.INVALID_ID}))
     params = obj.get("params")
     if "params" in obj and not isinstance(params, (dict, list)):
-        return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": "invalid_params_type"}))
+        return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": TransportKind.INVALID_PARAMS_TYPE}))
     if reply_id is None:
         return Notification(method, params)
     return Request(reply_id, method, params)
@@ -173,9 +174,9 @@ def _where(line: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as bad:
-        return {"kind": "parse_error", "reason": "invalid_utf8", "offset": bad.start, "detail": "invalid UTF-8"}
+        return {"kind": TransportKind.PARSE_ERROR, "reason": "invalid_utf8", "offset": bad.start, "detail": "invalid UTF-8"}
     offset = len(text[: exc.pos].encode("utf-8", "surrogatepass"))
-    return {"kind": "parse_error", "reason": "invalid_json", "offset": offset, "detail": exc.msg}
+    return {"kind": TransportKind.PARSE_ERROR, "reason": "invalid_json", "offset": offset, "detail": exc.msg}
 
 
 def _loads_fallback(line: bytes) -> Any:

@@ -49,7 +49,6 @@ class TodoStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
-OPEN_STATUSES = (TodoStatus.PENDING, TodoStatus.IN_PROGRESS)
 # Longest todo text quoted back to the model: a todo is a one-line item, not a document.
 MAX_ITEM_CHARS = 200
 
@@ -122,6 +121,11 @@ def decide(todos: list[Todo], backing_task_count: int, last_step_called_tool: bo
     if fires_so_far >= max_fires:
         return GateOutcome(Decision.CONTINUE, Reason.EXHAUSTED, fires_so_far, True, parts)
     return GateOutcome(Decision.NUDGE, Reason.OPEN_TODOS, fires_so_far + 1, False, parts)
+
+
+# The display triggers of the gate's two reminders: what a host may show the user when one fires.
+NUDGE_TRIGGER = "Open todo items remain"
+EXHAUSTED_TRIGGER = "Todo reminders stopped for this prompt"
 
 
 def gate_text(parts: Partition, plan_tool: str | None, clean: Callable[[str], str]) -> str:

@@ -29,7 +29,6 @@ class ClientPeer:
         self.writer = writer
         self.loop = loop
         self._loop_thread = threading.get_ident()
-        self._waiting: dict[str, asyncio.Future[Any]] = {}
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         data = self.conn.send_notification(method, params)
@@ -39,20 +38,18 @@ class ClientPeer:
             self.loop.call_soon_threadsafe(self.writer.write, data)
 
     async def call(self, method: str, params: dict[str, Any], timeout_s: float) -> Any:
-        call_id, data = self.conn.start_call(method, params)
         future: asyncio.Future[Any] = self.loop.create_future()
-        self._waiting[call_id] = future
+        call_id, data = self.conn.start_call(method, params, future)
         self.writer.write(data)
         try:
             return await asyncio.wait_for(future, timeout_s)
         finally:
-            self._waiting.pop(call_id, None)
             self.writer.write(self.conn.end_call(call_id, answered=future.done() and not future.cancelled()))
 
     def settle(self, reply: Reply) -> bool:
         """Hands the client's answer to the call waiting for it; False when nothing waits any more."""
-        future = self._waiting.get(reply.call_id)
-        if future is None or future.done():
+        future = reply.waiter
+        if not isinstance(future, asyncio.Future) or future.done():
             return False
         if reply.error is not None:
             future.set_exception(ClientError(reply.error))
@@ -62,6 +59,6 @@ class ClientPeer:
 
     def fail_waiting(self, exc: Exception) -> None:
         """The client can no longer answer (its output ended): every call waiting fails now."""
-        for future in self._waiting.values():
-            if not future.done():
+        for future in self.conn.waiters():
+            if isinstance(future, asyncio.Future) and not future.done():
                 future.set_exception(exc)

@@ -14,7 +14,6 @@ import os
 import signal
 import sys
 import time
-import traceback
 import warnings
 from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn
@@ -23,7 +22,7 @@ from promptd.logs import Logger
 from promptd.methods import TABLE
 from promptd.methods.base import Context, Method
 from promptd.methods.boundary import RpcFailure, discard, start
-from promptd.rpc import codes
+from promptd.rpc import codes, faults
 from promptd.rpc.connection import SHUTDOWN_METHOD, Call, Cancel, Connection, Diagnostic, EndOfInput, Event, Exit, Notify, Reply, Send
 from promptd.runtime import Runtime
 from promptd.transport.peer import ClientPeer
@@ -150,10 +149,9 @@ class Server:
         try:
             self._act(event)
         except Exception as exc:  # the last guard of the read path: the process never dies on input
-            trace = "".join(traceback.format_exception(exc))
-            self.log.error("internal_error", method=getattr(event, "method", None), exception=type(exc).__name__, traceback=trace)
+            self.log.error(faults.LOG_EVENT, **faults.fault_fields(exc, getattr(event, "method", None)))
             if isinstance(event, Call) and event.id in self.conn.in_flight and event.id not in self._running:
-                self.writer.write(self.conn.send_error(event.id, codes.INTERNAL_ERROR, data={"kind": "internal"}))
+                self.writer.write(self.conn.send_error(event.id, codes.INTERNAL_ERROR, data=faults.internal_data()))
 
     def _act(self, event: Event) -> None:
         match event:

@@ -31,14 +31,15 @@ from collections.abc import Iterator
 from html.entities import html5
 from typing import NamedTuple
 
+from promptd.reminders import markup
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
 from promptd.reminders.sanitizer.escapes import INTRODUCERS, decode, unit, unit_readings
 from promptd.reminders.sanitizer.fold import fold, fold_all
 from promptd.text import has_astral
 
-PUA_OPEN = "\ue203"
-PUA_CLOSE = "\ue204"
-TAG_NAMES = ("system-reminder", "display-trigger")
+PUA_OPEN = markup.PUA_OPEN
+PUA_CLOSE = markup.PUA_CLOSE
+TAG_NAMES = markup.TAG_NAMES
 
 # Characters the reader passes over between "<", "/" and the letters of a name: folded
 # whitespace, the word separators people use in tag names, Markdown's emphasis and strikethrough

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 
 from promptd.errors import InvalidKey, NestedMarker
+from promptd.reminders import markup
 
 KEY_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
-OPEN_MARKER = "<system-reminder"
-CLOSE_MARKER = "</system-reminder>"
-SEPARATOR = "\n\n"
+OPEN_MARKER = markup.REMINDER_OPEN
+CLOSE_MARKER = markup.REMINDER_CLOSE
+SEPARATOR = markup.BLANK_LINE
 
 
 def check_key(key: str) -> str:
@@ -38,4 +39,4 @@ def wrap(key: str, body: str, nonce: str | None = None) -> str:
     check_key(key)
     check_body(body)
     attributes = f'key="{key}"' if nonce is None else f'key="{key}" nonce="{nonce}"'
-    return f"<system-reminder {attributes}>\n{escape_body(body)}\n{CLOSE_MARKER}"
+    return f"{OPEN_MARKER} {attributes}>\n{escape_body(body)}\n{CLOSE_MARKER}"
