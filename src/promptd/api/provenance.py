@@ -1,8 +1,10 @@
 """Provenance: sanitizing untrusted content, parsing and stripping reminder blocks, stored history."""
 
+from typing import Annotated
+
 from pydantic import Field, JsonValue, RootModel, ValidationInfo, field_validator
 
-from promptd.api.base import ApiModel
+from promptd.api.base import VERBATIM, ApiModel
 from promptd.reminders.kinds import BlockStyle, ChangeKind, MessageShape, Origin, Refusal, SpanKind
 
 
@@ -33,7 +35,7 @@ class Change(ApiModel):
 
 
 class SanitizeValueResult(ApiModel):
-    value: JsonValue
+    value: Annotated[JsonValue, VERBATIM]
     neutralized: int
     # Where each change was made, in the order found.
     changes: list[Change]
@@ -129,7 +131,7 @@ class HistorySanitizeParams(ApiModel):
 
 
 class HistorySanitizeResult(ApiModel):
-    messages: list[HistoryMessage]
+    messages: Annotated[list[HistoryMessage], VERBATIM]
     # Where each change was made, and what was found but left in place (edited false).
     changes: list[Change]
     neutralized: int
