@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import re
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
@@ -40,6 +39,7 @@ from promptd.methods.boundary import RpcFailure, discard, start
 from promptd.rpc import codes
 from promptd.rpc.connection import State, refusal
 from promptd.runtime import Runtime
+from promptd.text import join_surrogate_pairs
 
 EventSink = Callable[[str, dict[str, Any]], None]
 
@@ -173,17 +173,12 @@ class Local:
             raise _local(failure) from failure
 
 
-_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-
-
 def as_json_data(value: Any) -> Any:
     """`value` as the data a JSON reader would give for it: pydantic models dumped as their SDK
     writes them (sdk_json), mappings as dicts, tuples as lists, surrogate pairs joined. What is
     already plain data is returned as it is, not copied."""
     if isinstance(value, str):
-        if value.isascii() or _SURROGATE_PAIR.search(value) is None:
-            return value
-        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        return join_surrogate_pairs(value)
     if isinstance(value, dict):
         changed = False
         plain: dict[Any, Any] = {}
