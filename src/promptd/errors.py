@@ -48,7 +48,7 @@ INVALID_REQUEST = WireError(
     (
         ("bad_version", '`jsonrpc` is not "2.0".'),
         ("invalid_method", "`method` is missing or not a string."),
-        ("invalid_id", "The id is not a string or an integer within 64 bits."),
+        ("invalid_id", "The id is not a string or an integer (null, a fraction, a boolean, an object or an array)."),
         ("invalid_params_type", "`params` is neither an object nor an array."),
         ("not_an_object", "The message is not a JSON object."),
         ("empty_batch", "An empty batch array."),

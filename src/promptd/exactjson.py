@@ -44,7 +44,7 @@ def dumps(value: Any) -> bytes:
         return _dumps_exact(value)
 
 
-def loads(data: bytes | str) -> Any:
+def loads(data: bytes | bytearray | str) -> Any:
     """`data` read with integers exact and lone surrogates kept. Raises ValueError on invalid JSON."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if not has_long_integer(raw):
@@ -55,7 +55,7 @@ def loads(data: bytes | str) -> Any:
     return loads_exact(raw.decode("utf-8"))
 
 
-def has_long_integer(data: bytes) -> bool:
+def has_long_integer(data: bytes | bytearray) -> bool:
     """Whether `data` may hold an integer orjson would read as a float (beyond -2**63 .. 2**64-1)."""
     for match in _LONG_INTEGER.finditer(data):
         literal = match.group(1)
