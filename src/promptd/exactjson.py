@@ -29,9 +29,13 @@ INT64_MIN = -(2**63)
 UINT64_MAX = 2**64 - 1
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# A number token of 19 digits or more: the only integers orjson may read inexactly (2**63 has 19
-# digits). A match inside a string only costs the exact reader for that line.
-_LONG_INTEGER = re.compile(rb"(?:^|[\[:,])[ \t\r\n]*(-?[0-9]{19,})(?![0-9.eE])")
+# orjson reads integers from -2**63 to 2**64-1 exactly: a positive one beyond has 20 digits or
+# more, a negative one 19 or more. Runs of digits are found by mapping every digit to "0", "-" to
+# itself and everything else to " " (one C pass, several times faster than a regular expression)
+# and searching for those two shapes, so common 19-digit numbers (nanosecond times) cost nothing.
+_DIGITS_MARKED = bytes(0x30 if 0x30 <= byte <= 0x39 else byte if byte == 0x2D else 0x20 for byte in range(256))
+_LONG_RUNS = (b"0" * 20, b"-" + b"0" * 19)
+_JSON_BLANKS = b" \t\r\n"
 
 
 def dumps(value: Any) -> bytes:
@@ -42,6 +46,15 @@ def dumps(value: Any) -> bytes:
         return orjson.dumps(value)
     except TypeError:
         return _dumps_exact(value)
+
+
+def dumps_indented(value: Any) -> bytes:
+    """`value` as JSON for a person (the command line's output), indented by two spaces. Where
+    orjson refuses a value, the stdlib writes it, escaping every non-ASCII character."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except TypeError:
+        return json.dumps(value, indent=2).encode("ascii")
 
 
 def loads(data: bytes | bytearray | str) -> Any:
@@ -56,12 +69,34 @@ def loads(data: bytes | bytearray | str) -> Any:
 
 
 def has_long_integer(data: bytes | bytearray) -> bool:
-    """Whether `data` may hold an integer orjson would read as a float (beyond -2**63 .. 2**64-1)."""
-    for match in _LONG_INTEGER.finditer(data):
-        literal = match.group(1)
-        if len(literal) > 20 or not INT64_MIN <= int(literal) <= UINT64_MAX:
-            return True
+    """Whether `data` may hold an integer orjson would read as a float (beyond -2**63 .. 2**64-1).
+    A run of digits counts when it stands where a number can (after `[`, `:`, `,` or at the start)
+    and no fraction or exponent follows; one inside a string that looks so only costs the exact reader."""
+    marked = data.translate(_DIGITS_MARKED)
+    for run in _LONG_RUNS:
+        found = marked.find(run)
+        while found != -1:
+            start = found + 1 if run[0] == 0x2D else found
+            end = found + len(run)
+            while end < len(marked) and marked[end] == 0x30:
+                end += 1
+            if _is_integer_token(data, start, end):
+                literal = data[start - 1 : end] if start and data[start - 1] == 0x2D else data[start:end]
+                if len(literal) > 20 or not INT64_MIN <= int(literal) <= UINT64_MAX:
+                    return True
+            found = marked.find(run, end)
     return False
+
+
+def _is_integer_token(data: bytes | bytearray, start: int, end: int) -> bool:
+    if end < len(data) and data[end] in b".eE":
+        return False
+    before = start - 1
+    if before >= 0 and data[before] == 0x2D:  # "-"
+        before -= 1
+    while before >= 0 and data[before] in _JSON_BLANKS:
+        before -= 1
+    return before < 0 or data[before] in b"[:,"
 
 
 def loads_exact(text: str) -> Any:
