@@ -252,3 +252,17 @@ def test_the_command_lines_render_writes_bytes_whose_digest_is_the_renders_sha25
     assert done.returncode == 0, done.stderr
     described = run_cli("render", "--context", str(context), "--json")
     assert hashlib.sha256(done.stdout).hexdigest() == exactjson.loads(described.stdout)["sha256"]
+
+
+def test_a_model_its_serializer_cannot_dump_is_invalid_params(door):
+    from pydantic import BaseModel
+
+    from promptd.local import LocalError
+
+    class Broken(BaseModel):
+        def model_dump(self, **options: Any) -> Any:
+            raise ValueError("cannot")
+
+    with pytest.raises(LocalError) as refused:
+        door.call("content/sanitize_value", {"value": [Broken()]})
+    assert refused.value.code == -32602 and refused.value.kind == "invalid_params"

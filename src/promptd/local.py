@@ -165,6 +165,9 @@ class Local:
         except RecursionError:
             # The wire refuses such nesting before reading it, with the same error.
             raise LocalError(codes.INVALID_REQUEST, codes.MESSAGES[codes.INVALID_REQUEST], {"kind": "too_deep"}) from None
+        except (TypeError, ValueError) as exc:  # a model its own serializer cannot dump (pydantic raises these)
+            error = {"field": "", "type": "model_dump", "message": f"a model in params cannot be written as JSON ({type(exc).__name__})"}
+            raise LocalError(codes.INVALID_PARAMS, "Invalid params", {"kind": "invalid_params", "errors": [error]}) from exc
         if raw is params and isinstance(params, dict):
             raw = dict(params)  # the handler never shares the caller's own top-level dict
         try:
@@ -194,7 +197,7 @@ def as_json_data(value: Any) -> Any:
         return [as_json_data(member) for member in value]
     if isinstance(value, Mapping):
         return as_json_data(dict(value))
-    if callable(getattr(value, "model_dump", None)):
+    if not isinstance(value, type) and callable(getattr(value, "model_dump", None)):
         return as_json_data(sdk_json(value))
     return value
 

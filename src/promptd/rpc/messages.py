@@ -145,7 +145,8 @@ class _NotJson(Exception):
 
 def _loads(line: bytes) -> Any:
     if exactjson.has_long_integer(line):
-        # orjson would read it as a float; the exact reader decides, and says where it stops.
+        # orjson would read such an integer as a float. Invalid JSON falls through to orjson,
+        # which says where reading stopped.
         try:
             return _loads_exact(line)
         except RecursionError as deep:
