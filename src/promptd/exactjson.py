@@ -131,12 +131,21 @@ _CLOSE_ARRAY = _Literal(b"]")
 _COMMA = _Literal(b",")
 
 
+# How many levels below a frame orjson is tried again on each member: the members that hold no
+# wide integer or lone surrogate (nearly all of a long history) are then written at orjson's
+# speed. Each level tried costs at most one more orjson pass over the frame, so the bound keeps a
+# deeply nested frame linear.
+_RETRY_LEVELS = 16
+
+
 def _dumps_exact(value: Any) -> bytes:
     # A loop with its own stack, not recursion: a frame may nest as deep as any input does.
     out: list[bytes] = []
     stack: list[Any] = [value]
+    levels: list[int] = [0]  # the nesting level of each entry of `stack`
     while stack:
         item = stack.pop()
+        level = levels.pop() + 1
         if type(item) is _Literal:
             out.append(item)
         elif isinstance(item, dict):
@@ -146,17 +155,19 @@ def _dumps_exact(value: Any) -> bytes:
                 key, member = entries[index]
                 if not isinstance(key, str):
                     raise TypeError("Dict key must be str")
-                stack.append(member)
+                stack.append(_member(member, level))
                 stack.append(_Literal(_string(key) + b":"))
                 if index:
                     stack.append(_COMMA)
+            levels.extend([level] * (len(stack) - len(levels)))
             out.append(_OPEN_OBJECT)
         elif isinstance(item, (list, tuple)):
             stack.append(_CLOSE_ARRAY)
             for index in range(len(item) - 1, -1, -1):
-                stack.append(item[index])
+                stack.append(_member(item[index], level))
                 if index:
                     stack.append(_COMMA)
+            levels.extend([level] * (len(stack) - len(levels)))
             out.append(_OPEN_ARRAY)
         elif isinstance(item, str):
             out.append(_string(item))
@@ -165,6 +176,16 @@ def _dumps_exact(value: Any) -> bytes:
         else:
             out.append(orjson.dumps(item))  # floats, booleans, null and orjson's other types
     return b"".join(out)
+
+
+def _member(value: Any, level: int) -> Any:
+    """A container member as orjson writes it when it can (near the top), else the member itself."""
+    if level <= _RETRY_LEVELS and isinstance(value, (dict, list, tuple)):
+        try:
+            return _Literal(orjson.dumps(value))
+        except TypeError:
+            pass
+    return value
 
 
 def _string(text: str) -> bytes:
