@@ -25,8 +25,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "protocol" / "vectors"
 FORBIDDEN = (b"shutdown", b"exit", b"command")
@@ -38,8 +36,13 @@ HUGE_NUMBERS = ["1e400", "-1e400", "1" * 400, "-" + "9" * 5000]
 
 
 def dumps(value: Any) -> bytes:
-    # The standard library's encoder: orjson refuses integers beyond 64 bits, which are inputs here.
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    # The standard library's encoder: orjson refuses integers beyond 64 bits and lone surrogates,
+    # which are inputs here. A lone surrogate has no UTF-8 form: such a frame is written escaped,
+    # as a JavaScript host writes it.
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
 def methods() -> list[str]:
@@ -191,8 +194,10 @@ class Collector(threading.Thread):
     def run(self) -> None:
         for line in self.stdout:
             try:
-                document = orjson.loads(line)
-            except orjson.JSONDecodeError:
+                # The stdlib reads what promptd writes exactly: wide integers, and lone surrogates
+                # written back as escapes (orjson refuses those).
+                document = json.loads(line)
+            except ValueError:
                 with self.lock:
                     self.internal += 1  # a frame that is not JSON is a broken stream
                 continue

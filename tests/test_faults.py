@@ -857,10 +857,12 @@ def test_a_short_seeded_wire_fuzz_gets_one_answer_per_request_no_internal_error_
     assert result["tracked_ids"] > 1000 and result["unanswered"] == 0 and result["answered_twice"] == 0
 
 
-def test_an_integer_beyond_a_doubles_range_is_refused_without_an_internal_error(shared_served):
-    shared_served.send_raw(b'{"jsonrpc":"2.0","id":"big","method":"reminder/wrap","params":{"key":"k","body":' + b"1" * 400 + b"}}\n")
+def test_an_integer_of_hundreds_of_digits_is_read_exactly_and_one_over_the_digit_bound_is_a_parse_error(shared_served):
+    shared_served.send_raw(b'{"jsonrpc":"2.0","id":"big","method":"content/sanitize_value","params":{"value":' + b"1" * 400 + b"}}\n")
+    assert shared_served.read_line() == b'{"jsonrpc":"2.0","id":"big","result":{"value":' + b"1" * 400 + b',"neutralized":0,"changes":[]}}'
+    shared_served.send_raw(b'{"jsonrpc":"2.0","id":"big","method":"content/sanitize_value","params":{"value":' + b"1" * 4301 + b"}}\n")
     reply = shared_served.read()
-    assert reply["error"]["code"] != -32603
+    assert reply["id"] is None and reply["error"]["code"] == -32700
 
 
 @linux_only

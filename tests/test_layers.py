@@ -34,8 +34,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # wire models all use these. They import nothing of promptd's.
     ("promptd.reminders.kinds", "promptd.assembly.kinds", "promptd.prompt.kinds", "promptd.citations.kinds"),
     # The base: plain text helpers, the error catalogue, and files.py, the one safe-open rule,
-    # on the standard library alone.
-    ("promptd.text", "promptd.errors", "promptd.files", "promptd"),
+    # on the standard library alone; exactjson, the one JSON writer and exact reader, on orjson.
+    ("promptd.text", "promptd.errors", "promptd.files", "promptd.exactjson", "promptd"),
 )
 
 # Same-layer imports that are part of the design.

@@ -70,7 +70,7 @@ INVALID_REQUEST = WireError(
     (
         (TransportKind.BAD_VERSION, '`jsonrpc` is not "2.0".'),
         (TransportKind.INVALID_METHOD, "`method` is missing or not a string."),
-        (TransportKind.INVALID_ID, "The id is not a string or an integer within 64 bits."),
+        (TransportKind.INVALID_ID, "The id is not a string or an integer (null, a fraction, a boolean, an object or an array)."),
         (TransportKind.INVALID_PARAMS_TYPE, "`params` is neither an object nor an array."),
         (TransportKind.NOT_AN_OBJECT, "The message is not a JSON object."),
         (TransportKind.EMPTY_BATCH, "An empty batch array."),

@@ -17,11 +17,17 @@ an unknown method or a notification-only one is -32601 (`method_not_found`), a c
 `shutdown` is -32002 (`shut_down`). There is no client on the other end: a `host` provider's
 `provider/produce` fails and the provider is skipped, as any failing provider is; events go to
 `on_event` when one is given and `initialize` subscribed to them.
+
+Params are taken as the data the wire would have decoded from the JSON a host writes: a pydantic
+model anywhere in them (an SDK's message, content block or tool result) becomes the JSON its SDK
+writes for it (`as_json_data`), a tuple becomes a list, and a surrogate pair held as two code points
+(two halves of a character a host cut and joined again) becomes the one character it encodes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
@@ -33,6 +39,7 @@ from promptd.methods.boundary import RpcFailure, discard, start
 from promptd.rpc import codes
 from promptd.rpc.connection import State, refusal
 from promptd.runtime import Runtime
+from promptd.text import join_surrogate_pairs
 
 EventSink = Callable[[str, dict[str, Any]], None]
 
@@ -151,13 +158,78 @@ class Local:
         return self._table[name]
 
     def _start(self, target: Method, params: Mapping[str, Any] | None, offload: bool = True) -> dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]:
-        # A mapping is copied to the plain dict the wire would have decoded; anything else (a
-        # list, a number) is passed on to be refused by the boundary as the wire refuses it.
-        raw = dict(params) if isinstance(params, Mapping) else params
+        # The plain data the wire would have decoded; anything that is not a mapping (a list, a
+        # number) is passed on to be refused by the boundary as the wire refuses it.
+        try:
+            raw = as_json_data(params)
+        except RecursionError:
+            # The wire refuses such nesting before reading it, with the same error.
+            raise LocalError(codes.INVALID_REQUEST, codes.MESSAGES[codes.INVALID_REQUEST], {"kind": "too_deep"}) from None
+        except (TypeError, ValueError) as exc:  # a model its own serializer cannot dump (pydantic raises these)
+            error = {"field": "", "type": "model_dump", "message": f"a model in params cannot be written as JSON ({type(exc).__name__})"}
+            raise LocalError(codes.INVALID_PARAMS, "Invalid params", {"kind": "invalid_params", "errors": [error]}) from exc
+        if raw is params and isinstance(params, dict):
+            raw = dict(params)  # the handler never shares the caller's own top-level dict
         try:
             return start(target, raw, self._context, offload=offload)
         except RpcFailure as failure:
             raise _local(failure) from failure
+
+
+def as_json_data(value: Any) -> Any:
+    """`value` as the data a JSON reader would give for it: pydantic models dumped as their SDK
+    writes them (sdk_json), mappings as dicts, tuples as lists, surrogate pairs joined. What is
+    already plain data is returned as it is, not copied."""
+    if isinstance(value, str):
+        return join_surrogate_pairs(value)
+    if isinstance(value, dict):
+        changed = False
+        plain: dict[Any, Any] = {}
+        for key, member in value.items():
+            new_key, new_member = as_json_data(key), as_json_data(member)
+            changed = changed or new_key is not key or new_member is not member
+            plain[new_key] = new_member
+        return plain if changed or type(value) is not dict else value
+    if isinstance(value, list):
+        members = [as_json_data(member) for member in value]
+        return members if type(value) is not list or any(new is not old for new, old in zip(members, value)) else value
+    if isinstance(value, tuple):
+        return [as_json_data(member) for member in value]
+    if isinstance(value, Mapping):
+        return as_json_data(dict(value))
+    if not isinstance(value, type) and callable(getattr(value, "model_dump", None)):
+        return as_json_data(sdk_json(value))
+    return value
+
+
+def sdk_json(model: Any) -> Any:
+    """The JSON data a pydantic model's own SDK writes for it:
+    - Anthropic's and OpenAI's models (Stainless's, recognized by their `to_dict(use_api_names=)`)
+      as they are sent in a request body: by API name, the fields that were set, minus
+      `__api_exclude__`;
+    - google-genai's by their own `to_json_dict()` (fields that are not None);
+    - any other (MCP's types among them) as MCP sends them: `model_dump(mode="json",
+      by_alias=True, exclude_none=True)`."""
+    kind = _sdk_kind(model.__class__)
+    if kind == "stainless":
+        return model.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude=getattr(model, "__api_exclude__", None))
+    if kind == "genai":
+        return model.to_json_dict()
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+@functools.cache
+def _sdk_kind(model: type[object]) -> str:
+    to_dict = getattr(model, "to_dict", None)
+    if callable(to_dict):
+        try:
+            if "use_api_names" in inspect.signature(to_dict).parameters:
+                return "stainless"
+        except (TypeError, ValueError):
+            pass
+    if callable(getattr(model, "to_json_dict", None)):
+        return "genai"
+    return "pydantic"
 
 
 def _waits(method: Method) -> bool:

@@ -13,6 +13,8 @@ from typing import Any, TextIO
 
 import orjson
 
+from promptd import exactjson
+
 
 class LogLevel(StrEnum):
     DEBUG = "debug"
@@ -26,6 +28,16 @@ LEVELS: dict[str, int] = {LogLevel.DEBUG: 10, LogLevel.INFO: 20, LogLevel.WARNIN
 MAX_FIELD_CHARS = 200
 # Internal errors keep their traceback: the design sends it to stderr (and only there).
 UNCUT_FIELDS = frozenset({"traceback"})
+
+
+def _line(record: dict[str, Any]) -> str:
+    try:
+        return orjson.dumps(record, default=str).decode()
+    except TypeError:
+        # A wide integer or a lone surrogate in a field (a host's method name, say): written as the
+        # wire writes them. Whatever else orjson refused is written as its str().
+        plain = {name: value if isinstance(value, (str, int, float, bool, type(None))) else str(value) for name, value in record.items()}
+        return exactjson.dumps(plain).decode()
 
 
 class Logger:
@@ -49,7 +61,7 @@ class Logger:
             record[name] = value
         stream = self.stream or sys.stderr
         try:
-            stream.write(orjson.dumps(record, default=str).decode() + "\n")
+            stream.write(_line(record) + "\n")
             stream.flush()
         except (OSError, ValueError):
             pass  # a closed stderr must never take the server down

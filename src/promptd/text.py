@@ -5,6 +5,7 @@ Domain layer: imports nothing from promptd, so any module may use it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from enum import StrEnum
 
@@ -23,6 +24,37 @@ def has_astral(text: str) -> bool:
     regular expression: ASCII is known without a look, and the UTF-16 encoding of other text is a
     near-copy whose length tells."""
     return not text.isascii() and len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
+
+
+# ---- surrogates --------------------------------------------------------------------------------
+
+# JSON text may carry lone surrogates (`"\ud83d"`): a host that cuts a string by UTF-16 length sends
+# half of an astral character in one chunk and the other half in the next. promptd keeps them as the
+# code points they are, and treats them as ordinary characters that are not letters.
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def is_high_surrogate(char: str) -> bool:
+    """Whether `char` is the first half of a UTF-16 surrogate pair (U+D800..U+DBFF)."""
+    return "\ud800" <= char <= "\udbff"
+
+
+def join_surrogate_pairs(text: str) -> str:
+    """`text` with every high surrogate followed by a low one made the one character the pair
+    encodes, as a JSON reader makes `"\ud83d\ude00"`; lone surrogates stay. A Python str only holds
+    such a pair when two halves of a cut character were joined by concatenation."""
+    if text.isascii() or _SURROGATE_PAIR.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def readable_utf8(text: str) -> bytes:
+    """`text` as UTF-8 for a file a person or a model reads: a lone surrogate has no UTF-8 form, so
+    it is written as U+FFFD, the character such readers show for one (pairs are joined first)."""
+    return _LONE_SURROGATE.sub("\ufffd", join_surrogate_pairs(text)).encode("utf-8")
 
 
 # ---- "did you mean" ---------------------------------------------------------------------------

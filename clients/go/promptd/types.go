@@ -1024,7 +1024,7 @@ type RenderResult struct {
 	Text string `json:"text"`
 	// The base template used (`custom` also for a `{"sealed": id}` override; a sealed primary or subagent is still `primary` / `subagent`), or `full` when the body alone was rendered.
 	Template TemplateName `json:"template"`
-	// Hex SHA-256 of the UTF-8 text.
+	// Hex SHA-256 of the text as UTF-8 (a lone surrogate as its three-byte WTF-8 form).
 	SHA256 string `json:"sha256"`
 	// Length of the text in Unicode code points.
 	Chars int64 `json:"chars"`

@@ -706,7 +706,7 @@ export interface RenderResult {
   text: string;
   /** The base template used (`custom` also for a `{"sealed": id}` override; a sealed primary or subagent is still `primary` / `subagent`), or `full` when the body alone was rendered. */
   template: TemplateName;
-  /** Hex SHA-256 of the UTF-8 text. */
+  /** Hex SHA-256 of the text as UTF-8 (a lone surrogate as its three-byte WTF-8 form). */
   sha256: string;
   /** Length of the text in Unicode code points. */
   chars: number;

@@ -18,6 +18,18 @@ class ApiModel(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
+class Verbatim:
+    """`Annotated[JsonValue, VERBATIM]`: a result field that holds the host's own JSON, written out
+    exactly as it is held. pydantic's JSON mode writes a lone surrogate in a dict key as one U+FFFD
+    per UTF-8 byte of it; methods.boundary dumps the fields marked so in Python mode, which keeps
+    every key. Only a result's own fields can be marked; the marked value must be plain JSON."""
+
+    __slots__ = ()
+
+
+VERBATIM = Verbatim()
+
+
 class Empty(ApiModel):
     """No fields: the params of parameterless methods and the result `{}`."""
 

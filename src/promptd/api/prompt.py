@@ -70,7 +70,7 @@ class RenderResult(ApiModel):
     template: TemplateName = Field(
         description='The base template used (`custom` also for a `{"sealed": id}` override; a sealed primary or subagent is still `primary` / `subagent`), or `full` when the body alone was rendered.'
     )
-    sha256: str = Field(description="Hex SHA-256 of the UTF-8 text.")
+    sha256: str = Field(description="Hex SHA-256 of the text as UTF-8 (a lone surrogate as its three-byte WTF-8 form).")
     chars: int = Field(description="Length of the text in Unicode code points.")
     stable_prefix_chars: int = Field(
         description=(

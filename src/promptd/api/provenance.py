@@ -4,7 +4,7 @@ from typing import Annotated
 
 from pydantic import Field, JsonValue, RootModel, ValidationInfo, field_validator
 
-from promptd.api.base import ApiModel, CallerType
+from promptd.api.base import VERBATIM, ApiModel, CallerType
 from promptd.reminders.kinds import BlockStyle, ChangeKind, MessageShape, Origin, Refusal, SpanKind
 
 
@@ -35,7 +35,7 @@ class Change(ApiModel):
 
 
 class SanitizeValueResult(ApiModel):
-    value: Annotated[JsonValue, CallerType("Value")]
+    value: Annotated[JsonValue, CallerType("Value"), VERBATIM]
     neutralized: int
     # Where each change was made, in the order found.
     changes: list[Change]
@@ -131,7 +131,7 @@ class HistorySanitizeParams(ApiModel):
 
 
 class HistorySanitizeResult(ApiModel):
-    messages: Annotated[list[HistoryMessage], CallerType("Message")]
+    messages: Annotated[list[HistoryMessage], CallerType("Message"), VERBATIM]
     # Where each change was made, and what was found but left in place (edited false).
     changes: list[Change]
     neutralized: int

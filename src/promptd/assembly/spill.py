@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 from promptd import files
 from promptd.config import RemindersConfig
+from promptd.text import readable_utf8
 
 # The names promptd gives: a session folder is the first 32 hex digits of a sha256
 # (session_folder), a file `{seconds}-{12 hex digits}.txt` (save). Nothing else is promptd's.
@@ -79,7 +80,7 @@ class SpillStore:
         self._clock = clock
 
     def save(self, session_id: str, text: str) -> Spilled:
-        data = text.encode("utf-8", "replace")
+        data = readable_utf8(text)
         if len(data) > self.max_file:
             raise SpillFailed("file_cap")
         folder = self.root / session_folder(session_id)
@@ -316,7 +317,8 @@ def check_private(fd: int) -> None:
 
 
 def session_folder(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
+    # surrogatepass: two ids that differ only in a lone surrogate must not share a folder.
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def folder_bytes(dir_fd: int) -> int:

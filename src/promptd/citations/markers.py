@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from promptd.citations.kinds import MarkerForm, SegmentType
+from promptd.text import is_high_surrogate, join_surrogate_pairs
 
 PUA_OPEN = "\ue200"
 PUA_CLOSE = "\ue201"
@@ -243,8 +244,14 @@ def parse(text: str, final: bool = False) -> Parsed:
 
     With `final` false (streaming), a marker cut off at the end is returned as `pending` and not
     as text; with `final` true the text is complete, and an unfinished marker is plain text.
-    Malformed markers are text. Never raises on any string.
+    A lone high surrogate at the end while streaming (half of a character, cut by a host that
+    counts UTF-16 units) is `pending` too, so the character is shown whole once the next chunk
+    brings its other half. Malformed markers are text. Never raises on any string.
+
+    `text` is read with its surrogate pairs joined (join_surrogate_pairs): `pending` prepended to
+    the next chunk by concatenation gives the same text a JSON reader would.
     """
+    text = join_surrogate_pairs(text)
     segments: list[Segment] = []
     shown_from = 0
     search_from = 0
@@ -272,6 +279,8 @@ def parse(text: str, final: bool = False) -> Parsed:
         ids = tuple(dict.fromkeys(match.ids))
         segments.append(Segment(kind, text[start : match.end], start, match.end, ids, match.form, match.marker_type))
         shown_from = search_from = match.end
+    if pending is None and not final and text and is_high_surrogate(text[-1]):
+        pending = text[-1]
     tail_end = len(text) if pending is None else len(text) - len(pending)
     if tail_end > shown_from:
         segments.append(Segment(SegmentType.TEXT, text[shown_from:tail_end], shown_from, tail_end))

@@ -18,8 +18,7 @@ import sys
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
+from promptd import exactjson
 from promptd.cli import exits
 from promptd.cli.exits import Exit, Failed
 from promptd.config import Config, ignored_env_names, load
@@ -186,8 +185,8 @@ def read_params(raw: str) -> Any:
         data = raw.encode("utf-8", "surrogateescape")
         source = ""
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
+        return exactjson.loads(data)  # wide integers and lone surrogates read as the wire reads them
+    except (ValueError, RecursionError):
         where = f" (from {source})" if source else ""
         raise Failed(f'params{where} must be a JSON object, e.g. \'{{"key": "session.cwd", "body": "/tmp"}}\'') from None
 
@@ -207,7 +206,7 @@ def call(config: Config, method_name: str, raw_params: str) -> int:
             hint = f"did you mean {' or '.join(f'`{name}`' for name in found)}?" if found else "`promptd call rpc.discover` lists the methods"
             raise Failed(f"unknown method {method_name!r}; {hint}") from None
         error = {"code": failure.code, "message": failure.message, "data": failure.data}
-        sys.stderr.write(orjson.dumps({"error": error}).decode() + "\n")
+        sys.stderr.write(exactjson.dumps({"error": error}).decode() + "\n")
         return Exit.USAGE
-    sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+    sys.stdout.write(exactjson.dumps_indented(result).decode() + "\n")
     return Exit.OK

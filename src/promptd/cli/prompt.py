@@ -17,9 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from promptd import files
+from promptd import exactjson, files
 from promptd.cli import exits
 from promptd.cli.exits import Exit, Failed
 
@@ -356,7 +354,7 @@ def _render_all(
         except Failed as failed:
             failures.append((context_file, failed))
         else:
-            result["bytes"] = len(result["text"].encode("utf-8"))
+            result["bytes"] = len(result["text"].encode("utf-8", "surrogatepass"))
             renders.append((context_file, result))
         if failures and not keep_going:
             break
@@ -385,10 +383,11 @@ def run_render(config: Any, args: argparse.Namespace) -> int:
     renders = _render_each(config, args, args.context or [None])
     result = renders[0][1]
     if args.json:
-        payload = orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n"
+        payload = exactjson.dumps_indented(result) + b"\n"
     else:
-        # Exactly the text, with no newline added: `sha256sum` of the output equals `sha256`.
-        payload = result["text"].encode("utf-8")
+        # Exactly the text, with no newline added: `sha256sum` of the output equals `sha256` (a
+        # lone surrogate from the context is written as its WTF-8 bytes, which sha256 is over).
+        payload = result["text"].encode("utf-8", "surrogatepass")
     if args.output:
         try:
             Path(args.output).write_bytes(payload)
@@ -445,7 +444,7 @@ def run_vars(config: Any, args: argparse.Namespace) -> int:
     except LocalError as failure:
         raise _explained(failure.message, failure.kind or "error", failure.data, inputs) from None
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(exactjson.dumps_indented(result) + b"\n")
     else:
         sys.stdout.write(cli_workflow.variables_text(result["variables"]) + cli_workflow.reads_text(result["reads"]))
     return Exit.OK
@@ -484,7 +483,7 @@ def run_lint(config: Any, args: argparse.Namespace) -> int:
                 severity = "" if v["severity"] == "error" else f"{v['severity']}: "
                 sys.stdout.write(f"{name}:{v['line']}:{v['column']}: {severity}{v['kind']}: {v['message']}\n")
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps({"findings": findings, "errors": errors}, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(exactjson.dumps_indented({"findings": findings, "errors": errors}) + b"\n")
     else:
         for line in lines:
             # Lint goes on with the other files, so there may be several lines.

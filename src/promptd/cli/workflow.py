@@ -17,9 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from promptd import files
+from promptd import exactjson, files
 from promptd.cli import exits
 from promptd.cli.exits import Exit, Failed
 from promptd.files import Refusal, Refused
@@ -32,7 +30,7 @@ Render = tuple[str | None, Mapping[str, Any]]
 
 
 def size(result: Mapping[str, Any]) -> str:
-    return f"{result['template']}, {result['chars']} chars, {len(result['text'].encode('utf-8'))} bytes, sha256 {result['sha256'][:12]}"
+    return f"{result['template']}, {result['chars']} chars, {len(result['text'].encode('utf-8', 'surrogatepass'))} bytes, sha256 {result['sha256'][:12]}"
 
 
 def snapshots(folder: Path, renders: Sequence[Render], *, update: bool, failed: Sequence[str | None] = ()) -> int:
@@ -75,7 +73,7 @@ def snapshots(folder: Path, renders: Sequence[Render], *, update: bool, failed: 
                 status = "same" if old == text else ("written" if old is None else "updated")
                 if old != text:
                     try:
-                        write_snapshot(folder_fd, filename, text.encode("utf-8"))
+                        write_snapshot(folder_fd, filename, text.encode("utf-8", "surrogatepass"))
                     except Refused as exc:
                         raise Failed(f"cannot write snapshot {path}: {_refusal(exc)}") from None
                     except OSError as exc:
@@ -131,7 +129,8 @@ def read_snapshot(folder_fd: int | None, filename: str) -> str | None:
         files.check_same(before, after)
         if files.on_kernel_filesystem(fd, after):
             raise Refused(Refusal.SPECIAL_FILESYSTEM)
-        return files.read_fd(files.Opened(fd, after), files.MAX_NAMED_BYTES).decode("utf-8")
+        # surrogatepass: a snapshot holds a lone surrogate of its context as it was written.
+        return files.read_fd(files.Opened(fd, after), files.MAX_NAMED_BYTES).decode("utf-8", "surrogatepass")
     finally:
         os.close(fd)
 
@@ -248,7 +247,7 @@ def variables_text(variables: Sequence[Mapping[str, Any]]) -> str:
     width = max((len(name) for name, _, _ in rows), default=0)
     lines = []
     for name, value, source in rows:
-        shown = orjson.dumps(value).decode()
+        shown = exactjson.dumps(value).decode()
         if len(shown) > MAX_SHOWN:
             shown = shown[: MAX_SHOWN - 3] + "..."
         lines.append(f"{name.ljust(width)} = {shown}  [{source}]\n")

@@ -8,12 +8,15 @@ stderr. Never a traceback or `str(exc)` of an unexpected error to the peer.
 from __future__ import annotations
 
 import asyncio
+import enum
+import functools
 import inspect
 from collections.abc import Awaitable, Coroutine
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
+from promptd.api.base import Verbatim
 from promptd.errors import PromptdError, TransportKind
 from promptd.methods.base import Context, Method
 from promptd.rpc import codes, faults
@@ -67,7 +70,7 @@ def start(method: Method, raw_params: Any, ctx: Context, *, offload: bool = True
             return finish(asyncio.to_thread(method.handler, params, ctx), method, ctx)
         result = method.handler(params, ctx)
         if isinstance(result, BaseModel):  # the common case, checked first: it is the cheaper test
-            return result.model_dump(mode="json")
+            return dump(result)
         return finish(result, method, ctx)
     except Exception as exc:  # the boundary: every failure leaves here shaped for the wire
         raise to_failure(exc, method.name, ctx) from exc
@@ -78,11 +81,44 @@ async def finish(pending: Awaitable[object], method: Method, ctx: Context) -> di
         result = await pending
         if not isinstance(result, BaseModel):
             raise TypeError(f"{method.name} answered {type(result).__name__}, not a result model")
-        return result.model_dump(mode="json")
+        return dump(result)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the boundary, for the part of a call that waited
         raise to_failure(exc, method.name, ctx) from exc
+
+
+def dump(result: BaseModel) -> dict[str, Any]:
+    """A result model as the plain JSON data of the wire's `result`, host data kept exactly.
+
+    pydantic's JSON mode writes a dict key holding a lone surrogate as U+FFFD (or raises, in an
+    `Any` field), so the fields marked VERBATIM (the host's own JSON) are dumped in Python mode, and
+    a result that still trips over one is dumped in Python mode whole, its enums made plain."""
+    kept = _verbatim_fields(type(result))
+    try:
+        if not kept:
+            return result.model_dump(mode="json")
+        written = result.model_dump(mode="json", exclude=set(kept))
+        held = result.model_dump(mode="python", include=set(kept))
+        return {name: held[name] if name in kept else written[name] for name in type(result).model_fields}
+    except UnicodeEncodeError:
+        return cast(dict[str, Any], _plain(result.model_dump(mode="python")))
+
+
+@functools.cache
+def _verbatim_fields(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(name for name, info in model.model_fields.items() if any(isinstance(m, Verbatim) for m in info.metadata))
+
+
+def _plain(value: Any) -> Any:
+    """What JSON mode would have made of a Python-mode dump: enums as their values, tuples as lists."""
+    if isinstance(value, dict):
+        return {key: _plain(member) for key, member in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(member) for member in value]
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
 
 
 def discard(later: Coroutine[Any, Any, Any]) -> None:

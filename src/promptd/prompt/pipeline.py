@@ -219,7 +219,7 @@ def render(
     if probed:
         _, other = _render_text(context, {**values, **probed}, open_vault, strict, callers, bounded or _unbounded)
         stable = stable_prefix(text, other)
-    return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), chars=len(text), stable_prefix_chars=stable, variables=values)
+    return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), chars=len(text), stable_prefix_chars=stable, variables=values)
 
 
 def _render_text(context: PromptContext, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers, bounded: Bounded) -> tuple[str, str]:

@@ -20,7 +20,8 @@ the sandbox's refusal (TemplateRender, data.error "security"). At most MAX_RUNNI
 once; the others wait for a slot (and stop waiting when cancelled), so all renders together stay
 within MAX_RUNNING budgets.
 
-Wire between promptd and a worker: frames of a 4-byte big-endian length and an orjson document.
+Wire between promptd and a worker: frames of a 4-byte big-endian length and a JSON document
+(promptd.exactjson: wide integers and lone surrogates in a context or template travel exactly).
 The worker sends {"ready": true} once imported, then one reply per job: {"text": ...},
 {"violations": [[line, column, kind, message, severity], ...]} (a lint job) or {"error": {"type":
 ..., "message": ..., "data": {...}}}, with "retire": true when the worker ends after it (it kept
@@ -43,8 +44,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-import orjson
-
+from promptd import exactjson
 from promptd.childenv import child_env
 from promptd.errors import InvalidContext, PromptdError, RenderTimeout, TemplateRender, TemplateSyntax
 from promptd.prompt import limits
@@ -154,7 +154,7 @@ class Worker:
         return self.proc.poll() is None
 
     def send(self, document: Any) -> None:
-        data = orjson.dumps(document)
+        data = exactjson.dumps(document)
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(HEADER.pack(len(data)) + data)
@@ -181,7 +181,7 @@ class Worker:
             if len(self._buffer) >= HEADER.size:
                 (size,) = HEADER.unpack_from(self._buffer)
                 if len(self._buffer) >= HEADER.size + size:
-                    document = orjson.loads(self._buffer[HEADER.size : HEADER.size + size])
+                    document = exactjson.loads(self._buffer[HEADER.size : HEADER.size + size])
                     self._buffer = self._buffer[HEADER.size + size :]
                     return document, False
             if cancel is not None and cancel.cancelled:
@@ -552,7 +552,7 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 
 
 def _write(fd: int, document: Any) -> None:
-    data = orjson.dumps(document)
+    data = exactjson.dumps(document)
     view = memoryview(HEADER.pack(len(data)) + data)
     while view:
         view = view[os.write(fd, view) :]
@@ -666,7 +666,7 @@ def serve(parent: int) -> None:
         body = _read_exactly(0, size)
         if body is None:
             return
-        job = orjson.loads(body)
+        job = exactjson.loads(body)
         memory.limit(job.get("memory_mb"))
         reply = _job_reply(eng, job)
         if memory.worn():

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import orjson
-
-from promptd.rpc.messages import INT64_MAX, INT64_MIN, Id
+from promptd import exactjson
+from promptd.rpc.messages import Id, valid_id
 
 # How much of a discarded line is kept to look for its id. A request's envelope
 # (`{"jsonrpc":"2.0","id":…,"method":…,` then `"params":`) is well under 200 bytes with any id and
@@ -110,7 +109,7 @@ def peek_request_id(head: bytes) -> Id | None:
     One forward pass over `head` (no regular expression, no backtracking), reading the top-level
     object's members in order while they are scalars. The id is returned only when:
     - the line starts with an object (not a batch) whose `"id"` member comes before any nested
-      value, is complete inside `head`, and is a valid id (a string, or an integer within 64 bits);
+      value, is complete inside `head`, and is a valid id (a string or an integer);
     - no second `"id"` member and no `"result"` / `"error"` member (a reply) was seen;
     - the line is recognisably a request: a `"method"` member was seen, or the reading stopped at
       `"params"`.
@@ -242,17 +241,12 @@ def _scalar_end(data: bytes, i: int) -> int | None:
 
 def _decode(token: bytes) -> object:
     try:
-        return orjson.loads(token)  # validates escapes, UTF-8 and number syntax strictly
-    except orjson.JSONDecodeError as exc:
+        # Validates escapes, UTF-8 and number syntax strictly; reads a wide integer exactly.
+        return exactjson.loads(token)
+    except (ValueError, RecursionError) as exc:
         raise _Unsure from exc
 
 
 def _as_id(value: object) -> Id | None:
-    # The same rule as promptd.rpc.messages: strings, and integers within 64 bits.
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) and INT64_MIN <= value <= INT64_MAX:
-        return value
-    return None
+    # The same rule as promptd.rpc.messages.
+    return value if valid_id(value) else None

@@ -4,30 +4,29 @@ Defined behaviour for awkward input (all documented in docs/protocol.md):
 - invalid JSON or invalid UTF-8: -32700, id null, `data` {kind "parse_error", reason
   "invalid_json" or "invalid_utf8", offset: the byte in the line where reading stopped, detail};
 - nesting deeper than MAX_DEPTH: -32600 (`data.kind` "too_deep"), id null;
-- integers beyond 64 bits are read as floats (as orjson and JavaScript read them); such an id is
-  refused (-32600);
-- escaped lone surrogates are replaced by U+FFFD (visible, never a crash);
+- integers are read exactly, however wide (up to exactjson.MAX_INT_DIGITS digits; a longer
+  literal is a parse error), and written back in full; an integer id of any size is echoed exactly;
+- escaped lone surrogates (`"\ud83d"`, half of a character a UTF-16 host cut) are kept, in values
+  and keys alike, and written back as the same escapes;
 - duplicate object keys: the last one wins, as in orjson, Go's encoding/json and JavaScript.
+
+orjson reads and writes every line and frame that holds neither; promptd.exactjson takes over for
+those that do, with the same output form.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
+from promptd import exactjson
 from promptd.rpc import codes
 from promptd.rpc.codes import TransportKind
 
 # orjson refuses deeper documents; the stdlib fallback is bounded to the same depth so no
 # input can exhaust the interpreter's recursion limit.
 MAX_DEPTH = 1024
-_SURROGATE = re.compile("[\ud800-\udfff]")
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
 
 Id = str | int
 
@@ -85,11 +84,8 @@ def notification_frame(method: str, params: Any) -> dict[str, Any]:
 
 
 def encode(frame: Any) -> bytes:
-    """One frame as one line. Falls back to the stdlib for values orjson refuses (big ints)."""
-    try:
-        return orjson.dumps(frame) + b"\n"
-    except TypeError:
-        return json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace") + b"\n"
+    """One frame as one line: orjson's form, wide integers and lone surrogates written exactly."""
+    return exactjson.dumps(frame) + b"\n"
 
 
 def decode(line: bytes) -> Decoded:
@@ -112,7 +108,7 @@ def classify(obj: Any) -> Message:
         return Invalid(error_frame(None, codes.INVALID_REQUEST, data={"kind": TransportKind.NOT_AN_OBJECT}))
     has_id = "id" in obj
     raw_id = obj.get("id")
-    reply_id = raw_id if _valid_id(raw_id) else None
+    reply_id = raw_id if valid_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         return Invalid(error_frame(reply_id, codes.INVALID_REQUEST, data={"kind": TransportKind.BAD_VERSION}))
     method = obj.get("method")
@@ -132,14 +128,10 @@ def classify(obj: Any) -> Message:
     return Request(reply_id, method, params)
 
 
-def _valid_id(value: Any) -> TypeGuard[Id]:
-    # Strings and integers only: null, fractions, booleans and structures are refused, so every
-    # id the server echoes is one a client can correlate exactly.
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, str):
-        return True
-    return isinstance(value, int) and INT64_MIN <= value <= INT64_MAX
+def valid_id(value: Any) -> TypeGuard[Id]:
+    """Strings and integers (of any size, read exactly) only: null, fractions, booleans and
+    structures are refused, so every id the server echoes is one a client can correlate exactly."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 class _TooDeep(Exception):
@@ -153,6 +145,15 @@ class _NotJson(Exception):
 
 
 def _loads(line: bytes) -> Any:
+    if exactjson.has_long_integer(line):
+        # orjson would read such an integer as a float. Invalid JSON falls through to orjson,
+        # which says where reading stopped.
+        try:
+            return _loads_exact(line)
+        except RecursionError as deep:
+            raise _TooDeep from deep
+        except ValueError:
+            pass
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError as exc:
@@ -160,7 +161,7 @@ def _loads(line: bytes) -> Any:
             raise _TooDeep from exc
         # orjson refuses escaped lone surrogates, which are valid JSON text.
         try:
-            return _loads_fallback(line)
+            return _loads_exact(line)
         except RecursionError as deep:
             # The stdlib parser recurses: near MAX_DEPTH it can run out of stack first.
             raise _TooDeep from deep
@@ -179,32 +180,12 @@ def _where(line: bytes, exc: orjson.JSONDecodeError) -> dict[str, Any]:
     return {"kind": TransportKind.PARSE_ERROR, "reason": "invalid_json", "offset": offset, "detail": exc.msg}
 
 
-def _loads_fallback(line: bytes) -> Any:
-    """The stdlib parser, made to read numbers the way orjson does, so an answer never depends on
-    which parser a line happened to need."""
+def _loads_exact(line: bytes) -> Any:
+    """The exact reader (wide integers, lone surrogates), bounded to orjson's depth so that no
+    input can exhaust the interpreter's recursion limit."""
     text = line.decode("utf-8")  # invalid UTF-8 raises UnicodeDecodeError, a ValueError
     _check_depth(text)
-
-    def refuse_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
-
-    def read_float(literal: str) -> float:
-        value = float(literal)
-        if math.isinf(value):
-            raise ValueError("number out of range")  # orjson: "number is infinity"
-        return value
-
-    def read_int(literal: str) -> int | float:
-        value = int(literal)
-        if INT64_MIN <= value <= 2**64 - 1:
-            return value
-        try:
-            return float(value)
-        except OverflowError:
-            raise ValueError("number out of range") from None  # orjson: "number is infinity"
-
-    value = json.loads(text, parse_constant=refuse_constant, parse_float=read_float, parse_int=read_int)
-    return _replace_surrogates(value)
+    return exactjson.loads_exact(text)
 
 
 def _check_depth(text: str) -> None:
@@ -227,13 +208,3 @@ def _check_depth(text: str) -> None:
                 raise _TooDeep
         elif ch in "]}":
             depth -= 1
-
-
-def _replace_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_replace_surrogates(v) for v in value]
-    if isinstance(value, dict):
-        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
-    return value

@@ -9,6 +9,7 @@ stable prefix line by line, and each variable the template saw.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -38,11 +39,20 @@ def _digest(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()[:DIGEST_BYTES]
 
 
+def _canonical(value: Any) -> bytes:
+    """One spelling per value, for its digest. orjson refuses wide integers and lone surrogates
+    (possible in a host's context); the stdlib spells those, escaping every non-ASCII character."""
+    try:
+        return orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(value, default=str, sort_keys=True, separators=(",", ":")).encode("ascii")
+
+
 def record(text: str, stable_prefix_chars: int, variables: Mapping[str, Any]) -> PromptRecord:
     lines = text[:stable_prefix_chars].split("\n")[:MAX_LINES]
     return PromptRecord(
         tuple(_digest(line.encode("utf-8", "surrogatepass")) for line in lines),
-        {name: _digest(orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS)) for name, value in variables.items()},
+        {name: _digest(_canonical(value)) for name, value in variables.items()},
     )
 
 

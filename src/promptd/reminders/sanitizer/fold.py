@@ -115,6 +115,10 @@ def _fixed(ch: str) -> str | None:
     """The fold of characters that need no table: invisibles, whitespace, brackets, dashes."""
     if is_invisible(ch):
         return ""
+    if "\ud800" <= ch <= "\udfff":
+        # A lone surrogate (JSON may carry one) is no letter; it reads as the replacement
+        # character it becomes for most readers (Go, TextDecoder, a model's API), so as nothing.
+        return ""
     if ch.isspace():
         return " "
     if ch in _EXTRA_BRACKETS:
