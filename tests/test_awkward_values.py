@@ -216,7 +216,7 @@ def test_a_render_of_a_context_holding_a_lone_surrogate_digests_its_wtf8_bytes(d
 
 
 def test_a_template_holding_a_lone_surrogate_goes_to_the_render_worker_and_back(door):
-    assert door.call("prompt/lint", {"template": "x " + HALF + " ${{ working_directory }}"})["violations"] == []
+    assert door.call("prompt/lint", {"template": "x " + HALF + " ${{ os_name }}"})["violations"] == []
 
 
 def test_an_identifier_holding_a_lone_surrogate_is_refused_with_invalid_params(door):
