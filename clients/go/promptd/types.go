@@ -393,12 +393,13 @@ type ChangeKind string
 
 // The values of ChangeKind.
 const (
-	ChangeKindTag           ChangeKind = "tag"
-	ChangeKindDelimiter     ChangeKind = "delimiter"
-	ChangeKindNonce         ChangeKind = "nonce"
-	ChangeKindTagCharacters ChangeKind = "tag_characters"
-	ChangeKindStaleBlock    ChangeKind = "stale_block"
-	ChangeKindTooDeep       ChangeKind = "too_deep"
+	ChangeKindTag            ChangeKind = "tag"
+	ChangeKindDelimiter      ChangeKind = "delimiter"
+	ChangeKindNonce          ChangeKind = "nonce"
+	ChangeKindTagCharacters  ChangeKind = "tag_characters"
+	ChangeKindSplitCharacter ChangeKind = "split_character"
+	ChangeKindStaleBlock     ChangeKind = "stale_block"
+	ChangeKindTooDeep        ChangeKind = "too_deep"
 )
 
 // CitationDescribeResult is the result of "citation/describe".
@@ -1140,10 +1141,11 @@ type SpanKind string
 
 // The values of SpanKind.
 const (
-	SpanKindTag           SpanKind = "tag"
-	SpanKindDelimiter     SpanKind = "delimiter"
-	SpanKindNonce         SpanKind = "nonce"
-	SpanKindTagCharacters SpanKind = "tag_characters"
+	SpanKindTag            SpanKind = "tag"
+	SpanKindDelimiter      SpanKind = "delimiter"
+	SpanKindNonce          SpanKind = "nonce"
+	SpanKindTagCharacters  SpanKind = "tag_characters"
+	SpanKindSplitCharacter SpanKind = "split_character"
 )
 
 // SpillInfo is a type of the promptd protocol (see protocol/openrpc.json).

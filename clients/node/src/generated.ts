@@ -79,7 +79,7 @@ export interface Change {
   edited: boolean;
 }
 
-export type ChangeKind = "tag" | "delimiter" | "nonce" | "tag_characters" | "stale_block" | "too_deep";
+export type ChangeKind = "tag" | "delimiter" | "nonce" | "tag_characters" | "split_character" | "stale_block" | "too_deep";
 
 export interface CitationDescribeParams {
   url: string;
@@ -801,7 +801,7 @@ export interface Span {
   kind: SpanKind;
 }
 
-export type SpanKind = "tag" | "delimiter" | "nonce" | "tag_characters";
+export type SpanKind = "tag" | "delimiter" | "nonce" | "tag_characters" | "split_character";
 
 export interface SpillInfo {
   path: string;

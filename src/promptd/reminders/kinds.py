@@ -42,6 +42,9 @@ class SpanKind(StrEnum):
     NONCE = "nonce"
     # A run of Unicode tag characters (invisible to a person, readable to a model).
     TAG_CHARACTERS = "tag_characters"
+    # Two lone surrogate halves side by side (a removal or a part boundary between them): a reader
+    # of the JSON would join them into a character nothing checked, so each becomes U+FFFD.
+    SPLIT_CHARACTER = "split_character"
 
 
 # Why a block that carries a nonce does not authenticate.
@@ -62,6 +65,7 @@ class ChangeKind(StrEnum):
     DELIMITER = "delimiter"
     NONCE = "nonce"
     TAG_CHARACTERS = "tag_characters"
+    SPLIT_CHARACTER = "split_character"
     # A block from an earlier process in the user's own text, dropped (history/sanitize).
     STALE_BLOCK = "stale_block"
     # A value nested deeper than the limit, withheld.

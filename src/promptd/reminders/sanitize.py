@@ -44,6 +44,11 @@ from promptd.text import has_astral
 
 DELIMITER_TEXT = {markup.PUA_OPEN: "[U+E203]", markup.PUA_CLOSE: "[U+E204]"}
 NONCE_TEXT = "[nonce]"
+# A high surrogate code point right before a low one. Text read from JSON holds a pair as one
+# character, so two such halves side by side only arise where something between them was removed
+# or where two parts meet; written out, they are one escaped pair, which every reader joins.
+_GLUED_HALVES = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+REPLACEMENT_CHARACTER = "\ufffd"
 # Put in front of a forged tag's name. It begins with a letter no tag name begins with, so the
 # renamed tag never reads as one again (idempotence), and it ends in "-" so it reads as a prefix.
 RENAME_PREFIX = "untrusted-"
@@ -130,8 +135,39 @@ def sanitize_stream(parts: Sequence[str], nonce: str | None = None, locked: Sequ
     if hits:
         edits = [_Edit(h.start, h.name, h.name, RENAME_PREFIX, SpanKind.TAG) if h.kind == "tag" else _Edit(h.start, h.start, h.end, DELIMITER_TEXT[h.folded], SpanKind.DELIMITER) for h in hits]
         cleaned = _apply(cleaned, edits, locked, findings, joined, hits)
+    cleaned = _separate_halves(cleaned, locked, findings)
     findings.sort(key=lambda finding: finding.part)
     return Stream(cleaned, findings)
+
+
+def _separate_halves(parts: list[str], locked: list[bool], findings: list[Finding]) -> list[str]:
+    """Every lone half that now stands next to its other half (a removed run of tag characters or
+    a dropped block between them, or the boundary of two parts) becomes U+FFFD: otherwise the
+    answer's JSON would carry a pair its reader joins into a character no check ever read, a tag
+    character or a look-alike letter. Halves in locked parts stay and are reported."""
+    joined = "".join(parts)
+    if joined.isascii() or not _GLUED_HALVES.search(joined):
+        return parts
+    halves: set[int] = set()
+    for match in _GLUED_HALVES.finditer(joined):
+        halves.update((match.start(), match.start() + 1))
+    out = []
+    offset = 0
+    for i, part in enumerate(parts):
+        mine = [at - offset for at in sorted(halves) if offset <= at < offset + len(part)]
+        offset += len(part)
+        if not mine:
+            out.append(part)
+            continue
+        findings.extend(Finding(i, SpanKind.SPLIT_CHARACTER, not locked[i]) for _ in mine)
+        if locked[i]:
+            out.append(part)
+            continue
+        chars = list(part)
+        for at in mine:
+            chars[at] = REPLACEMENT_CHARACTER
+        out.append("".join(chars))
+    return out
 
 
 def nonce_copies(text: str, nonce: str) -> list[int]:
@@ -159,6 +195,8 @@ def inspect(text: str, nonce: str | None = None) -> list[Span]:
         # A tag's span runs from its bracket to the start of its name; for a delimiter, the escape.
         end = hit.name if hit.kind == "tag" else hit.end
         spans.append(Span(hit.start, end, SpanKind(hit.kind)))
+    if not text.isascii():
+        spans += [Span(at, at + 1, SpanKind.SPLIT_CHARACTER) for match in _GLUED_HALVES.finditer(text) for at in (match.start(), match.start() + 1)]
     spans.sort(key=lambda span: (span.start, span.end))
     return spans
 
