@@ -13,7 +13,7 @@ import os
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from promptd.api.prompt import PersistParams, PersistResult, PrefixChange, RenderParams, RenderResult
 from promptd.methods.base import Context, Method
@@ -133,6 +133,13 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancellation | None = No
         # corrupt): the reason and the template's name only.
         runtime.log.warning("code_cache_skipped", reason=reason, template=template)
 
+    def clean(values: dict[str, Any]) -> dict[str, Any]:
+        # The host's values, sanitized as any untrusted value is, before a template prints them.
+        from promptd.reminders.values import sanitize_value
+
+        cleaned, _ = sanitize_value(values, runtime.nonce)
+        return cast("dict[str, Any]", cleaned)
+
     skipped = codecache.skipped.set(cache_skipped)
     try:
         rendered = pipeline.render(
@@ -148,6 +155,7 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancellation | None = No
             # The caller's own templates render in a worker process under a CPU deadline.
             render_callers=render_callers,
             bounded=bounded,
+            clean=clean,
             volatile=runtime.config.prompt.volatile_variables,
         )
     except RenderTimeout as exc:

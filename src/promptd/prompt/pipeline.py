@@ -191,6 +191,7 @@ def render(
     render_callers: RenderCallers | None = None,
     bounded: Bounded | None = None,
     volatile: Collection[str] = (),
+    clean: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> Rendered:
     """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,
     TemplateRender or VaultLocked. `open_vault(template_id)` gives the vault of a sealed template,
@@ -208,8 +209,15 @@ def render(
     prompt.volatile_variables; none by default here): when any of them
     has a value, the prompt is rendered a second time with those values changed at every
     character, and the text both renders share, cut back to a line start, is the stable prefix
-    (so a value the template only tests or slices counts too)."""
+    (so a value the template only tests or slices counts too).
+
+    `clean(values)` makes the host's values safe to print (the server passes the sanitizer): a
+    role instruction read from a repository, or a folder name, must not put a reminder tag, a
+    delimiter or the nonce into a prompt that history/sanitize then keeps as the host's own. The
+    templates' own text is the prompt owner's and is not cleaned."""
     values = variables(context, tools, params, flags, reminder_style=reminder_style)
+    if clean is not None:
+        values = clean(values)
     callers = render_callers or _render_here
     name, text = _render_text(context, values, open_vault, strict, callers, bounded or _unbounded)
     if not text.strip():
