@@ -155,6 +155,8 @@ def fit_and_wrap(raw: list[Fragment], request: AssemblyRequest, limit: int, trus
     nonce = trust.nonce
 
     def clean(text: str) -> str:
+        if len(text) <= CACHED_FRAGMENT_CHARS:
+            return _sanitized_fragment(text, nonce)
         return sanitize(text, nonce).text
 
     sanitized = [Fragment(f.provider, f.key, clean(f.text)) for f in raw]
@@ -176,6 +178,19 @@ def fit_and_wrap(raw: list[Fragment], request: AssemblyRequest, limit: int, trus
         # wrapper repaired as joined text.
         result.text, result.body = seal(budgeting.join_body(plan.trigger, placed.texts), trust, style, session_id)
     return result, placed.delivered
+
+
+# Static providers and unchanged dynamic ones hand over the same text turn after turn, and its
+# sanitized form depends only on the text and the process's nonce: kept for the small ones (at
+# most 512 entries of at most 4,096 characters; a fragment is usually a line).
+CACHED_FRAGMENT_CHARS = 4096
+
+
+@functools.lru_cache(maxsize=512)
+def _sanitized_fragment(text: str, nonce: str) -> str:
+    from promptd.reminders.sanitize import sanitize
+
+    return sanitize(text, nonce).text
 
 
 @dataclass
