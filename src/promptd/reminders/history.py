@@ -20,7 +20,9 @@ each field holds and which fields form a message's stream. Rules, by whose text 
 - signed content in the model's messages (thinking with a signature, redacted thinking, Gemini
   parts with a thought signature, Responses reasoning with encrypted content, AI SDK parts whose
   provider metadata carries a signature) is read and reported, never edited: the provider checks
-  it and refuses a conversation in which it changed.
+  it and refuses a conversation in which it changed. Only what the signature covers (Part.covers:
+  the model's text, reasoning or call input, and the signature) is left so; a tool's output or
+  error text in a signed part is sanitized in full.
 Every part that carries text, whatever its type, is one stream per message, so a tag split
 across parts is renamed at its name, in the part where the name begins (or, when that part is
 signed, in the first part around it that may be edited). Every change is reported at a JSON pointer into the given messages.
@@ -132,12 +134,13 @@ class _Reader:
         author = reading.author
         self.locked = author is Author.MODEL and shapes.signed(message, reading.signature)
         self.slots: list[_Slot] = []
-        # Parts read with a rule: (field, index) -> (slot number or -1, locked).
-        self.parts: dict[tuple[str, int | None], tuple[int, bool]] = {}
+        # Parts read with a rule: (field, index) -> (slot number or -1, the rule when the part
+        # is signed, else None).
+        self.parts: dict[tuple[str, int | None], tuple[int, Part | None]] = {}
         for field in reading.stream:
             value = message.get(field.name)
             if isinstance(value, str):
-                self.parts[(field.name, None)] = (len(self.slots), self.locked)
+                self.parts[(field.name, None)] = (len(self.slots), None)
                 self.slots.append(_Slot(field.name, None, (), value, author is Author.USER and field.plain, self.locked))
             elif isinstance(value, list):
                 for index, item in enumerate(value):
@@ -149,20 +152,22 @@ class _Reader:
         author = self.reading.author
         own_field = author is Author.USER and field.plain
         if isinstance(item, str):
-            self.parts[(field.name, index)] = (len(self.slots), self.locked)
+            self.parts[(field.name, index)] = (len(self.slots), None)
             self.slots.append(_Slot(field.name, index, (), item, own_field, self.locked))
             return
         if not isinstance(item, dict):
             return
         rule: Part = self.reading.shape.part(item)
-        locked = self.locked or (author is Author.MODEL and (rule.always_signed or shapes.signed(item, rule.signature)))
+        signed = not self.locked and author is Author.MODEL and (rule.always_signed or shapes.signed(item, rule.signature))
         text = shapes.at_path(item, rule.text) if rule.text else None
         if isinstance(text, str) and rule.text:
-            self.parts[(field.name, index)] = (len(self.slots), locked)
+            self.parts[(field.name, index)] = (len(self.slots), rule if signed else None)
             own = own_field and rule.plain and rule.author is None
+            # Only a text the signature covers is left in place.
+            locked = self.locked or (signed and rule.text[0] in rule.covers)
             self.slots.append(_Slot(field.name, index, rule.text, text, own, locked))
-        elif locked:
-            self.parts[(field.name, index)] = (-1, True)
+        elif signed:
+            self.parts[(field.name, index)] = (-1, rule)
 
 
 def _place(at: Pointer, slot: _Slot) -> Pointer:
@@ -227,14 +232,33 @@ def _item(reader: _Reader, texts: list[str], field: str, index: int | None, item
     depth = 2 if index is not None else 1
     read = reader.parts.get((field, index))
     if read is None:
-        return walk.value(item, at, depth)
-    number, locked = read
-    if number < 0:
-        return walk.value(item, at, depth, locked=True)
-    slot = reader.slots[number]
-    if not slot.path:
+        return walk.value(item, at, depth, locked=reader.locked)
+    number, signed = read
+    slot = reader.slots[number] if number >= 0 else None
+    if slot is not None and not slot.path:
         return texts[number]
-    return walk.part(cast(dict[str, object], item), at, depth, slot.path, texts[number], locked)
+    part = cast(dict[str, object], item)
+    if signed is not None:
+        locks = [(key,) for key in signed.covers] + list(signed.signature)
+        return _signed_part(walk, part, at, depth, locks, slot.path if slot else (), texts[number] if slot else "")
+    # A part read for its text (number >= 0 here).
+    return walk.part(part, at, depth, cast(_Slot, slot).path, texts[number], reader.locked)
+
+
+def _signed_part(walk: Walk, item: dict[str, object], at: Pointer, depth: int, locks: list[Path], text_path: Path, text: str) -> dict[str, object]:
+    """A signed part: what `locks` lead to (the signature and what it covers) read and reported,
+    kept as it is; `text` (already sanitized with the stream) put at `text_path`; every other
+    field sanitized, since a signature vouches only for what it covers."""
+    given: dict[str, object] = {}
+    for key, inner in item.items():
+        rest = [lock[1:] for lock in locks if lock and lock[0] in (key, shapes.ANY)]
+        if text_path and key == text_path[0]:
+            given[key] = text if len(text_path) == 1 else _signed_part(walk, cast(dict[str, object], inner), at.child(key), depth + 1, rest, text_path[1:], text)
+        elif any(not lock for lock in rest):
+            given[key] = walk.value(inner, at.child(key), depth + 1, locked=True)
+        elif rest and isinstance(inner, dict):
+            given[key] = _signed_part(walk, inner, at.child(key), depth + 1, rest, (), "")
+    return walk.object(item, at, depth, False, given)
 
 
 def sanitize_history(messages: Iterable[object], trust: Trust, style: BlockStyle, shape: MessageShape | None = None, session: str | None = None) -> History:

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from promptd.reminders import markup
 from promptd.reminders.kinds import SpanKind
-from promptd.reminders.sanitizer.detect import Hit, scan, tag_name_at
+from promptd.reminders.sanitizer.detect import Hit, name_units, scan, tag_name_at
 from promptd.reminders.sanitizer.tags import TAG_RUN, smuggled_runs, without_smuggled_runs
 from promptd.text import has_astral
 
@@ -52,6 +52,11 @@ REPLACEMENT_CHARACTER = "\ufffd"
 # Put in front of a forged tag's name. It begins with a letter no tag name begins with, so the
 # renamed tag never reads as one again (idempotence), and it ends in "-" so it reads as a prefix.
 RENAME_PREFIX = "untrusted-"
+# Put before the prefix when every character of a tag that may change lies inside one unit of its
+# name (`<sys<b` signed, `x` open, `></b>tem-reminder>` signed): no piece of markup and no escape
+# holds a "<", so the unit around it no longer reads as one and the name ends; a space follows
+# because "<" followed by a space never begins a tag.
+UNIT_BREAK = "< "
 
 
 class Sanitized(NamedTuple):
@@ -114,7 +119,8 @@ def sanitize_stream(parts: Sequence[str], nonce: str | None = None, locked: Sequ
     `locked` marks parts that must not change (signed content): they are read as part of the
     stream, so markup split between them and their neighbours is found, but what lies wholly in
     them is only reported (edited false). Markup that begins in a locked part and goes on in an
-    editable one is neutralized in the first editable part it reaches."""
+    editable one is neutralized in the first editable part it reaches, a tag at a place where the
+    detector begins a unit of its name (see _break_spot)."""
     cleaned = list(parts)
     locked = list(locked) if locked is not None else [False] * len(cleaned)
     findings: list[Finding] = []
@@ -239,17 +245,29 @@ def _apply(parts: list[str], edits: list[_Edit], locked: list[bool], findings: l
             # `<untrusted-/system-reminder>`, still a closing tag to a model.
             target = named
             local[named].append((edit.start - bounds[named][0], edit.start - bounds[named][0], edit.text))
-        elif named != k and not locked[k] and (after := runs.after_locked_name(named, edit.start)) >= 0:
+        elif named != k and not locked[k] and runs.after_locked_name(named, edit.start) >= 0 and (spot := _break_spot(cast(str, joined), cast(list[Hit], hits)[index], k, bounds, locked)) is not None:
             # The name begins in signed text and goes on after it: the prefix breaks it there.
-            target = after
-            local[after].append((0, 0, edit.text))
+            target, offset = spot
+            local[target].append((offset, offset, edit.text))
         elif locked[k]:
-            target = runs.target(edit, k, hits[index] if hits else None)
+            hit = hits[index] if hits else None
+            target = runs.target(edit, k, hit)
             if target < 0:
                 findings.append(Finding(k, edit.kind, False))
                 continue
             low, high = bounds[target]
-            local[target].append((min(max(edit.start, low), high) - low, min(max(edit.end, low), high) - low, edit.text))
+            if hit is not None and hit.kind == "tag":
+                spot = _break_spot(cast(str, joined), hit, k, bounds, locked)
+                if spot is None:
+                    # Every editable character of the tag lies inside one unit of its name (a
+                    # piece of markup, an escape): a bracket there ends the reading, since no
+                    # unit holds one.
+                    local[target].append((0, 0, UNIT_BREAK + edit.text))
+                else:
+                    target, offset = spot
+                    local[target].append((offset, offset, edit.text))
+            else:
+                local[target].append((min(max(edit.start, low), high) - low, min(max(edit.end, low), high) - low, edit.text))
         else:
             low, high = bounds[k]
             local[k].append((min(max(edit.start, low), high) - low, min(edit.end, high) - low if edit.end > low else 0, edit.text))
@@ -274,6 +292,34 @@ def _apply(parts: list[str], edits: list[_Edit], locked: list[bool], findings: l
         pieces.append(part[last:])
         out.append("".join(pieces))
     return out
+
+
+def _break_spot(joined: str, hit: Hit, after: int, bounds: list[tuple[int, int]], locked: list[bool]) -> tuple[int, int] | None:
+    """For a tag whose name goes on from signed text into text that may change: the first part
+    after part `after` that may change and holds a place where the detector begins a unit of the
+    name (part, offset in it), or None when there is none. The prefix put there is read where that
+    unit was, and no name goes on with its first letter; put anywhere else in the part (its start
+    may be inside `<b>` or `<!-- -->` begun in the signed text) it could be read as part of a
+    piece of markup, which the detector skips, and the name would still read."""
+    units = [unit for unit in name_units(joined, hit.end) if unit >= hit.name]
+    # Before a letter reads best (`<sys<b></b>untrusted-tem-reminder>`); before markup will do.
+    letters = [unit for unit in units if joined[unit] != "<"]
+    return _first_open(letters, after, bounds, locked) or _first_open(units, after, bounds, locked)
+
+
+def _first_open(units: list[int], after: int, bounds: list[tuple[int, int]], locked: list[bool]) -> tuple[int, int] | None:
+    """The first of `units` (ascending joined offsets) in a part after `after` that may change."""
+    count = len(bounds)
+    j = after + 1
+    for unit in units:
+        while j < count and bounds[j][1] < unit:
+            j += 1
+        cand = j
+        while cand < count and bounds[cand][0] <= unit:
+            if not locked[cand]:
+                return cand, unit - bounds[cand][0]
+            cand += 1
+    return None
 
 
 def _name_part(edit: _Edit, k: int, bounds: list[tuple[int, int]]) -> int:

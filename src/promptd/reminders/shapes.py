@@ -14,7 +14,9 @@ input items, MCP, Gemini `contents`, or the Vercel AI SDK's ModelMessage / UIMes
 - per part type, where its text is, whether it is the author's own words ("plain": only the
   plain text of a user message may keep a `turn/compose` block), whose text it holds when not
   the message's author's (a tool result in a user message), and which fields show that a
-  provider checks it (a signature): such parts of the model's messages are never edited.
+  provider checks it (a signature) and which of its fields the signature covers: in the model's
+  messages those fields are never edited; the rest of the part (a tool's output beside the
+  model's call) is sanitized like any other field.
 Every field these tables do not name is still sanitized, as a value (promptd.reminders.values).
 """
 
@@ -52,8 +54,12 @@ class Part:
     # Whose text it holds when not the message's author's (a tool result inside a user message).
     author: Author | None = None
     # Fields that, holding a string, show that a provider checks the part: in the model's
-    # messages such a part is never edited, only reported.
+    # messages the signature and what it covers are never edited, only reported.
     signature: tuple[Path, ...] = ()
+    # The fields a signature covers: the model's own words, reasoning
+    # or call. Every other field (a tool's output or error text next to the call) is sanitized
+    # like any other field, signed or not: a signature never vouches for a tool's text.
+    covers: tuple[str, ...] = ()
     # Checked by the provider whatever it holds (Anthropic's redacted_thinking).
     always_signed: bool = False
 
@@ -148,8 +154,8 @@ ANTHROPIC = Shape(
     parts={
         "text": TEXT,
         # "Thinking blocks must be passed back unmodified": the API checks the signature.
-        "thinking": Part(text=("thinking",), signature=(("signature",),)),
-        "redacted_thinking": Part(always_signed=True),
+        "thinking": Part(text=("thinking",), signature=(("signature",),), covers=("thinking",)),
+        "redacted_thinking": Part(always_signed=True, covers=("data",)),
         **{kind: TOOLS for kind in _ANTHROPIC_TOOL_RESULTS},
         # Attachments and search results: text from outside, not the person's own words.
         "document": TOOLS,
@@ -296,18 +302,30 @@ MCP = Shape(
 )
 
 # --- Gemini ----------------------------------------------------------------------------------------
-# Content {role, parts}; a Part is read by the field it has. A part with a thought signature is
-# returned to the API as it was (the SDK's snake_case and the REST API's camelCase both).
+# Content {role, parts}; a Part is read by the field it has. A thought signature covers the
+# model's own part (its text or thought, a function call, code it wrote, an image it made), which
+# is returned to the API as it was (the SDK's snake_case and the REST API's camelCase both); a
+# tool's result is never covered, whatever signature it carries.
 _THOUGHT = (("thought_signature",), ("thoughtSignature",))
-_GEMINI_TOOL = Part(author=Author.TOOL, signature=_THOUGHT)
-_GEMINI_OTHER = Part(signature=_THOUGHT)
+_GEMINI_OWN = (
+    "function_call",
+    "functionCall",
+    "executable_code",
+    "executableCode",
+    "inline_data",
+    "inlineData",
+    "file_data",
+    "fileData",
+)
+_GEMINI_TOOL = TOOLS
+_GEMINI_OTHER = Part(signature=_THOUGHT, covers=_GEMINI_OWN)
 GEMINI = Shape(
     MessageShape.GEMINI,
     roles={"user": Author.USER, "model": Author.MODEL, "function": Author.TOOL, "tool": Author.TOOL, "system": Author.SYSTEM},
     stream=(Field("parts"),),
     parts={},
     keyed=(
-        ("text", Part(text=("text",), plain=True, signature=_THOUGHT)),
+        ("text", Part(text=("text",), plain=True, signature=_THOUGHT, covers=("text",))),
         ("function_response", _GEMINI_TOOL),
         ("functionResponse", _GEMINI_TOOL),
         ("code_execution_result", _GEMINI_TOOL),
@@ -342,21 +360,23 @@ GEMINI = Shape(
 # ModelMessage {role, content, providerOptions}; UIMessage {id, role, parts, metadata}. A
 # provider's signature travels in the part's providerOptions (ModelMessage) or providerMetadata
 # (UIMessage): Anthropic's signature and redactedData, Google's thoughtSignature, OpenAI's
-# encrypted reasoning.
+# encrypted reasoning. It covers the text, the reasoning, or the call's input: a UIMessage tool
+# part's `output` and `errorText` are the tool's, sanitized whatever metadata the call carries.
 _SIGNATURE_KEYS = ("signature", "redactedData", "thoughtSignature", "reasoningEncryptedContent", "encryptedContent")
 _PROVIDER = tuple((holder, ANY, key) for holder in ("providerOptions", "providerMetadata", "callProviderMetadata") for key in _SIGNATURE_KEYS)
+_UI_TOOL = Part(author=Author.TOOL, signature=_PROVIDER, covers=("input",))
 AI_SDK = Shape(
     MessageShape.AI_SDK,
     roles={**USER_MODEL, "system": Author.SYSTEM, "tool": Author.TOOL},
     stream=(Field("content"), Field("parts")),
     parts={
-        "text": Part(text=("text",), plain=True, signature=_PROVIDER),
-        "reasoning": Part(text=("text",), signature=_PROVIDER),
-        "tool-call": Part(signature=_PROVIDER),
+        "text": Part(text=("text",), plain=True, signature=_PROVIDER, covers=("text",)),
+        "reasoning": Part(text=("text",), signature=_PROVIDER, covers=("text",)),
+        "tool-call": Part(signature=_PROVIDER, covers=("input",)),
         "tool-result": TOOLS,
         "tool-approval-request": Part(),
         "tool-approval-response": Part(),
-        "dynamic-tool": Part(author=Author.TOOL, signature=_PROVIDER),
+        "dynamic-tool": _UI_TOOL,
         "source-url": TOOLS,
         "source-document": TOOLS,
         "image": Part(),
@@ -364,7 +384,7 @@ AI_SDK = Shape(
         "step-start": Part(),
     },
     # UIMessage tool parts: the model's input and the tool's output; data parts: the host's.
-    prefixes=(("tool-", Part(author=Author.TOOL, signature=_PROVIDER)), ("data-", TOOLS)),
+    prefixes=(("tool-", _UI_TOOL), ("data-", TOOLS)),
     marks=frozenset({"providerOptions", "metadata", TYPED_PARTS}),
     part_marks=frozenset(
         {

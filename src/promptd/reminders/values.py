@@ -116,7 +116,13 @@ class Walk:
             return value
         if depth >= MAX_VALUE_DEPTH:
             self.record(at, ChangeKind.TOO_DEEP, not locked)
-            return value if locked else DEPTH_MARKER
+            if not locked:
+                return DEPTH_MARKER
+            # Signed content is kept whole however deep it goes, so what it holds is still
+            # reported (at the place where the walk stopped): a kept value never hides a tag.
+            stream = sanitize_stream(_strings(value), self.nonce, None)
+            self.record_stream([finding._replace(part=0, edited=False) for finding in stream.findings], [at])
+            return value
         if isinstance(value, dict):
             return self.object(value, at, depth, locked)
         return self.list(list(value), at, depth, locked)
@@ -176,6 +182,24 @@ class Walk:
                 taken[name] = None
             out[name] = given[key] if given is not None and key in given else self.value(item, at.child(key), depth + 1)
         return out
+
+
+def _strings(value: object) -> list[str]:
+    """Every key and string in `value`, in document order, read without recursion (the value is
+    deeper than the walk goes). Read as one stream, so a tag split between neighbours is found."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            for key, inner in reversed(list(item.items())):
+                stack.append(inner)
+                stack.append(str(key))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+    return out
 
 
 def _text_at(item: object, path: Path | None) -> str:

@@ -263,7 +263,17 @@ def tag_name_at(text: str, pos: int) -> int | None:
     return None
 
 
-def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str | None) -> int | None:
+def name_units(text: str, pos: int) -> list[int]:
+    """Where each unit the reader reads from `pos` (just after a bracket) begins, a piece of
+    markup counting as one, up to the unit that completes a tag name: the places where text put
+    in breaks the name as this module reads it (text put inside a unit, within markup or an
+    escape, could be read as part of it)."""
+    units: list[int] = []
+    _read_tag_name(text, pos, "", -1, "", units)
+    return units
+
+
+def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str | None, units: list[int] | None = None) -> int | None:
     """`tag_name_at` from `pos`, one folded unit (a character or a decoded escape) at a time.
 
     `seen` is the folded name read so far, `name_start` where its first letter is (-1: none yet),
@@ -277,6 +287,8 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
     markup_before = -1
     while pos < n:
         unit_start = pos
+        if units is not None:
+            units.append(pos)
         ch = text[pos]
         if ch == "<":
             markup = _MARKUP.match(text, pos)
