@@ -150,14 +150,13 @@ def fit_and_wrap(raw: list[Fragment], request: AssemblyRequest, limit: int, trus
     """Sanitize, deduplicate, budget, truncate and spill, wrap. Pure but for the spill file and
     the ledger entry the wrapper records."""
     from promptd.reminders.provenance import seal, trigger_markup
-    from promptd.reminders.sanitize import sanitize
+    from promptd.reminders.sanitize import sanitize_text
 
     nonce = trust.nonce
 
     def clean(text: str) -> str:
-        if len(text) <= CACHED_FRAGMENT_CHARS:
-            return _sanitized_fragment(text, nonce)
-        return sanitize(text, nonce).text
+        # Static providers hand over the same text every turn: sanitize_text remembers small ones.
+        return sanitize_text(text, nonce)
 
     sanitized = [Fragment(f.provider, f.key, clean(f.text)) for f in raw]
     trigger_text = join_triggers(request.display_trigger, nonce)
@@ -178,19 +177,6 @@ def fit_and_wrap(raw: list[Fragment], request: AssemblyRequest, limit: int, trus
         # wrapper repaired as joined text.
         result.text, result.body = seal(budgeting.join_body(plan.trigger, placed.texts), trust, style, session_id)
     return result, placed.delivered
-
-
-# Static providers and unchanged dynamic ones hand over the same text turn after turn, and its
-# sanitized form depends only on the text and the process's nonce: kept for the small ones (at
-# most 512 entries of at most 4,096 characters; a fragment is usually a line).
-CACHED_FRAGMENT_CHARS = 4096
-
-
-@functools.lru_cache(maxsize=512)
-def _sanitized_fragment(text: str, nonce: str) -> str:
-    from promptd.reminders.sanitize import sanitize
-
-    return sanitize(text, nonce).text
 
 
 @dataclass

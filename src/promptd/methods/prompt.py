@@ -105,6 +105,18 @@ async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
     return result
 
 
+def _each_string(value: object, clean: Callable[[str], str]) -> object:
+    """`value` (plain data: maps, lists, strings, scalars) with `clean` applied to every string,
+    keys included."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean(key) if isinstance(key, str) else key: _each_string(item, clean) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_each_string(item, clean) for item in value]
+    return value
+
+
 def _render(params: RenderParams, ctx: Context, cancel: Cancellation | None = None) -> RenderResult:
     from promptd.errors import RenderTimeout
     from promptd.prompt import codecache, pipeline
@@ -134,11 +146,11 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancellation | None = No
         runtime.log.warning("code_cache_skipped", reason=reason, template=template)
 
     def clean(values: dict[str, Any]) -> dict[str, Any]:
-        # The host's values, sanitized as any untrusted value is, before a template prints them.
-        from promptd.reminders.values import sanitize_value
+        # The host's values, sanitized as untrusted text before a template prints them; the same
+        # context comes every turn, so each string is sanitized once (sanitize_text remembers).
+        from promptd.reminders.sanitize import sanitize_text
 
-        cleaned, _ = sanitize_value(values, runtime.nonce)
-        return cast("dict[str, Any]", cleaned)
+        return cast("dict[str, Any]", _each_string(values, lambda text: sanitize_text(text, runtime.nonce)))
 
     skipped = codecache.skipped.set(cache_skipped)
     try:

@@ -32,6 +32,7 @@ a new one, so sanitizing twice gives the same text (idempotent) and counts nothi
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import NamedTuple, cast
@@ -104,6 +105,24 @@ def sanitize(text: str, nonce: str | None = None) -> Sanitized:
     """Neutralizes forged reminder markup in untrusted `text`; with `nonce`, also copies of it."""
     stream = sanitize_stream([text], nonce)
     return Sanitized(stream.texts[0], stream.neutralized)
+
+
+# Texts that come back turn after turn (a static provider's fragment, a context's role instructions)
+# are sanitized once per process: the result depends only on the text and the nonce. Small texts
+# only (at most 512 of up to 4,096 characters), so the cache stays small.
+CACHED_TEXT_CHARS = 4096
+
+
+def sanitize_text(text: str, nonce: str | None = None) -> str:
+    """`sanitize(text, nonce).text`, remembered for small texts."""
+    if len(text) <= CACHED_TEXT_CHARS:
+        return _sanitized_small(text, nonce)
+    return sanitize(text, nonce).text
+
+
+@functools.lru_cache(maxsize=512)
+def _sanitized_small(text: str, nonce: str | None) -> str:
+    return sanitize(text, nonce).text
 
 
 def sanitize_parts(parts: Sequence[str], nonce: str | None = None) -> tuple[list[str], int]:
