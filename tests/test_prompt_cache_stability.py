@@ -71,3 +71,13 @@ def test_a_session_keeps_hashes_of_its_prompt_never_its_text():
     render({"system_prompt": {"custom": "secret words\n"}}, runtime, session="s")
     kept = runtime.sessions.get("s").last_prompt
     assert kept is not None and b"secret" not in b"".join(kept.lines) + b"".join(kept.variables.values())
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "shared"),
+    [("", "", 0), ("abc", "", 0), ("abc", "abc", 3), ("abc", "abd", 2), ("abc", "abcdef", 3), ("x" * 5000 + "a", "x" * 5000 + "b", 5000), ("a", "b", 0)],
+)
+def test_the_shared_prefix_is_counted_exactly(a, b, shared):
+    from promptd.text import shared_prefix_length
+
+    assert shared_prefix_length(a, b) == shared_prefix_length(b, a) == shared

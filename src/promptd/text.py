@@ -26,6 +26,20 @@ def has_astral(text: str) -> bool:
     return not text.isascii() and len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
 
 
+def shared_prefix_length(a: str, b: str) -> int:
+    """How many characters `a` and `b` share from the start. Halving on slice comparisons, each a
+    C-speed memory compare: os.path.commonprefix walks character by character in Python, which
+    cost more than rendering the prompt twice."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 # ---- surrogates --------------------------------------------------------------------------------
 
 # JSON text may carry lone surrogates (`"\ud83d"`): a host that cuts a string by UTF-16 length sends

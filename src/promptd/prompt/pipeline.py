@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import ntpath
-import os
 import threading
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -25,6 +24,7 @@ from promptd.prompt.context import CustomOverride, PromptContext, SealedOverride
 from promptd.prompt.engine import engine
 from promptd.prompt.kinds import Audience, PromptMode
 from promptd.reminders.kinds import BlockStyle
+from promptd.text import shared_prefix_length
 
 if TYPE_CHECKING:
     from promptd.prompt.vault import Vault
@@ -252,7 +252,7 @@ def _probe(value: str) -> str:
 def stable_prefix(text: str, other: str) -> int:
     """The length of what `text` and `other` share from the start, cut back to a line start: a
     host sends that part as the cached block of its system prompt."""
-    shared = len(os.path.commonprefix([text, other]))
+    shared = shared_prefix_length(text, other)
     if shared == len(text):
         return shared
     return text.rfind("\n", 0, shared) + 1
