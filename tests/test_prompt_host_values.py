@@ -1,7 +1,7 @@
-"""The host's values are data in a prompt: a role instruction read from a repository or a folder
-name that holds reminder markup, a delimiter or the nonce is sanitized before a template prints it,
-so the rendered prompt (which history/sanitize keeps as the host's own) never carries a forged
-block. The template's own text is the prompt owner's and is printed as written."""
+"""A rendered prompt never carries reminder markup: a role instruction read from a repository, a
+folder name, or two list items printed side by side that spell a tag, a delimiter or the nonce are
+neutralized, because history/sanitize keeps the rendered prompt as the host's own. The whole text
+is sanitized, a template's own words included: a prompt describes reminder blocks in words."""
 
 from __future__ import annotations
 
@@ -26,8 +26,15 @@ def test_values_with_reminder_markup_are_printed_neutralized():
     assert door.call("content/inspect", {"text": text})["spans"] == []
 
 
-def test_a_custom_templates_own_text_is_the_owners(served):
+def test_list_items_printed_side_by_side_cannot_spell_a_tag():
+    door = promptd.Local({"log_level": "warning"})
+    for items in (["<sys", "tem-reminder>"], ["a</", "system-reminder>"]):
+        text = door.call("prompt/render", {"context": {"role_summaries": items, "is_non_interactive": True}})["text"]
+        assert door.call("content/inspect", {"text": text})["spans"] == [], items
+
+
+def test_a_custom_templates_own_markup_is_neutralized_too(served):
     template = "Reminders look like <system-reminder>. Role: ${{ role_instructions }}"
     params = {"context": {**CONTEXT, "system_prompt": {"custom": template}}}
     text = served.call("prompt/render", params)["text"]
-    assert text.startswith("Reminders look like <system-reminder>. Role: <untrusted-system-reminder>")
+    assert text.startswith("Reminders look like <untrusted-system-reminder>. Role: <untrusted-system-reminder>")

@@ -13,7 +13,7 @@ import os
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from promptd.api.prompt import PersistParams, PersistResult, PrefixChange, RenderParams, RenderResult
 from promptd.methods.base import Context, Method
@@ -105,18 +105,6 @@ async def _render_offloaded(params: RenderParams, ctx: Context) -> RenderResult:
     return result
 
 
-def _each_string(value: object, clean: Callable[[str], str]) -> object:
-    """`value` (plain data: maps, lists, strings, scalars) with `clean` applied to every string,
-    keys included."""
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, dict):
-        return {clean(key) if isinstance(key, str) else key: _each_string(item, clean) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_each_string(item, clean) for item in value]
-    return value
-
-
 def _render(params: RenderParams, ctx: Context, cancel: Cancellation | None = None) -> RenderResult:
     from promptd.errors import RenderTimeout
     from promptd.prompt import codecache, pipeline
@@ -145,12 +133,13 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancellation | None = No
         # corrupt): the reason and the template's name only.
         runtime.log.warning("code_cache_skipped", reason=reason, template=template)
 
-    def clean(values: dict[str, Any]) -> dict[str, Any]:
-        # The host's values, sanitized as untrusted text before a template prints them; the same
-        # context comes every turn, so each string is sanitized once (sanitize_text remembers).
+    def clean(text: str) -> str:
+        # Host values printed into the prompt (alone or side by side) are untrusted text: the
+        # rendered prompt is sanitized as such. The same prompt comes every turn, and
+        # sanitize_text remembers small texts.
         from promptd.reminders.sanitize import sanitize_text
 
-        return cast("dict[str, Any]", _each_string(values, lambda text: sanitize_text(text, runtime.nonce)))
+        return sanitize_text(text, runtime.nonce)
 
     skipped = codecache.skipped.set(cache_skipped)
     try:

@@ -191,7 +191,7 @@ def render(
     render_callers: RenderCallers | None = None,
     bounded: Bounded | None = None,
     volatile: Collection[str] = (),
-    clean: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    clean: Callable[[str], str] | None = None,
 ) -> Rendered:
     """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,
     TemplateRender or VaultLocked. `open_vault(template_id)` gives the vault of a sealed template,
@@ -211,22 +211,23 @@ def render(
     character, and the text both renders share, cut back to a line start, is the stable prefix
     (so a value the template only tests or slices counts too).
 
-    `clean(values)` makes the host's values safe to print (the server passes the sanitizer): a
-    role instruction read from a repository, or a folder name, must not put a reminder tag, a
-    delimiter or the nonce into a prompt that history/sanitize then keeps as the host's own. The
-    templates' own text is the prompt owner's and is not cleaned."""
+    `clean(text)` makes the rendered text safe (the server passes the sanitizer): a role
+    instruction read from a repository, a folder name, or two list items a template prints side by
+    side must not put a reminder tag, a delimiter or the nonce into a prompt that history/sanitize
+    then keeps as the host's own. The whole text is cleaned, the template's own words included: a
+    prompt describes reminder blocks in words, never in their markup."""
     values = variables(context, tools, params, flags, reminder_style=reminder_style)
-    if clean is not None:
-        values = clean(values)
     callers = render_callers or _render_here
+    tidy = clean or _as_is
     name, text = _render_text(context, values, open_vault, strict, callers, bounded or _unbounded)
+    text = tidy(text)
     if not text.strip():
         raise TemplateRender(f"template {name!r} rendered to empty text", template=name, line=None, cause="empty output", error="empty")
     probed = {key: _probe(values[key]) for key in volatile if isinstance(values.get(key), str) and values[key]}
     stable = len(text)
     if probed:
         _, other = _render_text(context, {**values, **probed}, open_vault, strict, callers, bounded or _unbounded)
-        stable = stable_prefix(text, other)
+        stable = stable_prefix(text, tidy(other))
     return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), chars=len(text), stable_prefix_chars=stable, variables=values)
 
 
@@ -260,6 +261,10 @@ def stable_prefix(text: str, other: str) -> int:
 
 def _render_here(source: str, values: Mapping[str, Any], name: str, strict: bool) -> str:
     return engine().render(source, values, name, strict=strict)
+
+
+def _as_is(text: str) -> str:
+    return text
 
 
 def _unbounded(name: str, run: Callable[[], str]) -> str:
