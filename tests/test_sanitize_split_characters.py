@@ -85,3 +85,13 @@ def test_over_the_wire_the_answer_carries_no_pair_of_halves(served):
     line = served.read_line()
     assert b"\\udb40\\udc68" not in line.lower() and b"\\udb40\\udc69" not in line.lower()
     assert no_joined_character(json.loads(line)["result"]["text"])
+
+
+def test_stripping_blocks_or_citation_markers_never_glues_halves(door):
+    block = door.call("reminder/wrap", {"key": "session.cwd", "body": "hello", "nonce": True})["text"]
+    assert door.call("reminder/strip", {"text": "a\udb40" + block + "\udc41"})["text"] == "a\ufffd\ufffd"
+    for marker in ("[[cite:x]]", "\ue200cite\ue202x\ue201"):
+        stripped = door.call("citation/strip", {"text": "\udb40" + marker + "\udc41"})
+        assert stripped["text"] == "\ufffd\ufffd" and stripped["removed"] == 1, marker
+    # Nothing cut out beside a lone half: it is kept.
+    assert door.call("citation/strip", {"text": "\udb40 [[cite:x]]"})["text"].startswith("\udb40")

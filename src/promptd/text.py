@@ -26,6 +26,21 @@ def has_astral(text: str) -> bool:
     return not text.isascii() and len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
 
 
+# A high surrogate code point right before a low one. Text read from JSON holds a pair as one
+# character, so two such halves side by side only arise where something between them was removed
+# or where two texts meet; written out, they are one escaped pair, which every reader joins.
+GLUED_HALVES = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
+def separate_halves(text: str) -> str:
+    """`text` with each half of a glued pair made U+FFFD, for any text promptd cut something out
+    of: otherwise a JSON reader joins the halves into a character no check ever read."""
+    if text.isascii() or not GLUED_HALVES.search(text):
+        return text
+    return GLUED_HALVES.sub(REPLACEMENT_CHARACTER * 2, text)
+
+
 def shared_prefix_length(a: str, b: str) -> int:
     """How many characters `a` and `b` share from the start. Halving on slice comparisons, each a
     C-speed memory compare: os.path.commonprefix walks character by character in Python, which

@@ -16,6 +16,7 @@ from typing import NamedTuple
 from promptd.citations.kinds import MarkerForm, SegmentType
 from promptd.citations.markers import Segment, parse
 from promptd.citations.sources import describe
+from promptd.text import separate_halves
 
 _INVISIBLE = re.compile("[\ue200-\ue202\ufffc]")
 _WHITESPACE_RUN = re.compile(r"\s+")
@@ -59,7 +60,8 @@ def strip(text: str) -> Stripped:
         else:
             _drop_blanks_before(out, text, segment.end)
             removed += 1
-    return Stripped("".join(out), removed)
+    # Cutting markers out must not bring two halves of a character together.
+    return Stripped(separate_halves("".join(out)), removed)
 
 
 def export(text: str, sources: Mapping[str, Source]) -> Exported:

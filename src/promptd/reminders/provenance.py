@@ -33,6 +33,7 @@ from promptd.reminders.keyed import escape_body
 from promptd.reminders.kinds import BlockStyle, Refusal
 from promptd.reminders.ledger import Trust
 from promptd.reminders.sanitize import sanitize
+from promptd.text import separate_halves
 
 PUA_OPEN = markup.PUA_OPEN
 PUA_CLOSE = markup.PUA_CLOSE
@@ -287,7 +288,8 @@ def strip(text: str, trust: Trust, style: BlockStyle, session: str | None = None
         last = block.end
     rest = text[last:]
     pieces.append(_trim_leading(rest) if trim_next else rest)
-    return "".join(pieces)
+    # Cutting blocks out must not bring two halves of a character together.
+    return separate_halves("".join(pieces))
 
 
 def _trim_trailing(text: str) -> str:

@@ -41,15 +41,10 @@ from promptd.reminders import markup
 from promptd.reminders.kinds import SpanKind
 from promptd.reminders.sanitizer.detect import Hit, name_units, scan, tag_name_at
 from promptd.reminders.sanitizer.tags import TAG_RUN, smuggled_runs, without_smuggled_runs
-from promptd.text import has_astral
+from promptd.text import GLUED_HALVES, REPLACEMENT_CHARACTER, has_astral
 
 DELIMITER_TEXT = {markup.PUA_OPEN: "[U+E203]", markup.PUA_CLOSE: "[U+E204]"}
 NONCE_TEXT = "[nonce]"
-# A high surrogate code point right before a low one. Text read from JSON holds a pair as one
-# character, so two such halves side by side only arise where something between them was removed
-# or where two parts meet; written out, they are one escaped pair, which every reader joins.
-_GLUED_HALVES = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-REPLACEMENT_CHARACTER = "\ufffd"
 # Put in front of a forged tag's name. It begins with a letter no tag name begins with, so the
 # renamed tag never reads as one again (idempotence), and it ends in "-" so it reads as a prefix.
 RENAME_PREFIX = "untrusted-"
@@ -171,10 +166,10 @@ def _separate_halves(parts: list[str], locked: list[bool], findings: list[Findin
     answer's JSON would carry a pair its reader joins into a character no check ever read, a tag
     character or a look-alike letter. Halves in locked parts stay and are reported."""
     joined = "".join(parts)
-    if joined.isascii() or not _GLUED_HALVES.search(joined):
+    if joined.isascii() or not GLUED_HALVES.search(joined):
         return parts
     halves: set[int] = set()
-    for match in _GLUED_HALVES.finditer(joined):
+    for match in GLUED_HALVES.finditer(joined):
         halves.update((match.start(), match.start() + 1))
     out = []
     offset = 0
@@ -221,7 +216,7 @@ def inspect(text: str, nonce: str | None = None) -> list[Span]:
         end = hit.name if hit.kind == "tag" else hit.end
         spans.append(Span(hit.start, end, SpanKind(hit.kind)))
     if not text.isascii():
-        spans += [Span(at, at + 1, SpanKind.SPLIT_CHARACTER) for match in _GLUED_HALVES.finditer(text) for at in (match.start(), match.start() + 1)]
+        spans += [Span(at, at + 1, SpanKind.SPLIT_CHARACTER) for match in GLUED_HALVES.finditer(text) for at in (match.start(), match.start() + 1)]
     spans.sort(key=lambda span: (span.start, span.end))
     return spans
 
