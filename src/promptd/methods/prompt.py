@@ -173,7 +173,7 @@ def _render(params: RenderParams, ctx: Context, cancel: Cancellation | None = No
             elapsed_ms=round((time.perf_counter() - started) * 1000, 3),
         )
     # Recorded so that this exact prompt, stored as a system message, comes back unchanged from
-    # history/sanitize (its text may name reminder tags; it is the host's own, not untrusted).
+    # history/sanitize (it is the host's own, and a stored system prompt is otherwise read as untrusted).
     from promptd.reminders.ledger import Kind
 
     runtime.trust.ledger.record(rendered.text, Kind.PROMPT)
