@@ -224,6 +224,15 @@ def render(
     if not text.strip():
         raise TemplateRender(f"template {name!r} rendered to empty text", template=name, line=None, cause="empty output", error="empty")
     probed = {key: _probe(values[key]) for key in volatile if isinstance(values.get(key), str) and values[key]}
+    if probed:
+        # A volatile value no template reads cannot move the prefix: render a second time only
+        # for those that are read (all of them when a template's text is sealed away).
+        sources, complete = template_sources(context)
+        if complete:
+            from promptd.prompt.variables import reads
+
+            read = frozenset().union(*(reads(source) for _, source in sources))
+            probed = {key: value for key, value in probed.items() if key in read}
     stable = len(text)
     if probed:
         _, other = _render_text(context, {**values, **probed}, open_vault, strict, callers, bounded or _unbounded)
@@ -242,6 +251,24 @@ def _render_text(context: PromptContext, values: Mapping[str, Any], open_vault: 
     if body is not None:
         text = text + BODY_SEPARATOR + callers(body, values, "body", strict)
     return name, text
+
+
+def template_sources(context: PromptContext) -> tuple[list[tuple[str, str]], bool]:
+    """The (name, text) of each template a render of `context` prints, and whether that is all
+    of them (a sealed template's text stays in its vault)."""
+    sources: list[tuple[str, str]] = []
+    complete = True
+    if context.prompt_mode is PromptMode.EXTEND:
+        override = context.system_prompt
+        if isinstance(override, CustomOverride):
+            sources.append(("custom", override.custom))
+        elif (name := base_template(context)) in SHIPPED:
+            sources.append((name, shipped_source(name)))
+        else:
+            complete = False
+    if context.body is not None:
+        sources.append(("body", context.body))
+    return sources, complete
 
 
 def _probe(value: str) -> str:

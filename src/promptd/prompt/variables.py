@@ -11,6 +11,7 @@ disagree with what a template sees: a variable added there shows up here with no
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -103,6 +104,7 @@ def flag_names() -> frozenset[str]:
     return frozenset(pipeline.default_flags(PromptContext()))
 
 
+@functools.lru_cache(maxsize=64)
 def reads(source: str) -> frozenset[str]:
     """The top-level names `source` reads (nothing when it does not parse: the render will say why)."""
     from jinja2 import TemplateSyntaxError, meta
@@ -124,20 +126,7 @@ def render_reads(context: PromptContext, values: Mapping[str, Any]) -> list[Read
     """What the templates of a render with `context` read, each path once per template and in
     order, and whether `values` (the render's variables) define it. The sealed templates are not
     read (their plaintext stays in the vault), nor a template over MAX_READ_CHARS."""
-    from promptd.prompt.context import CustomOverride
-    from promptd.prompt.kinds import PromptMode
-
-    sources: list[tuple[str, str]] = []
-    if context.prompt_mode is PromptMode.EXTEND:
-        override = context.system_prompt
-        if isinstance(override, CustomOverride):
-            sources.append(("custom", override.custom))
-        else:
-            name = pipeline.base_template(context)
-            if name in pipeline.SHIPPED:
-                sources.append((name, pipeline.shipped_source(name)))
-    if context.body is not None:
-        sources.append(("body", context.body))
+    sources, _ = pipeline.template_sources(context)
     return [Read(template, path, _defines(values, path)) for template, source in sources if len(source) <= MAX_READ_CHARS for path in paths_read(source)]
 
 
