@@ -12,6 +12,7 @@ renders the body alone. A failure is an error naming the template: never an empt
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ntpath
 import threading
@@ -229,9 +230,7 @@ def render(
         # for those that are read (all of them when a template's text is sealed away).
         sources, complete = template_sources(context)
         if complete:
-            from promptd.prompt.variables import reads
-
-            read = frozenset().union(*(reads(source) for _, source in sources))
+            read = frozenset().union(*(names_read(source) for _, source in sources))
             probed = {key: value for key, value in probed.items() if key in read}
     stable = len(text)
     if probed:
@@ -269,6 +268,20 @@ def template_sources(context: PromptContext) -> tuple[list[tuple[str, str]], boo
     if context.body is not None:
         sources.append(("body", context.body))
     return sources, complete
+
+
+@functools.lru_cache(maxsize=64)
+def names_read(source: str) -> frozenset[str]:
+    """The top-level names `source` reads (nothing when it does not parse: the render will say
+    why). Remembered: the same templates come every turn."""
+    from jinja2 import TemplateSyntaxError, meta
+
+    from promptd.prompt.engine import normalize
+
+    try:
+        return frozenset(meta.find_undeclared_variables(engine().environment.parse(normalize(source))))
+    except TemplateSyntaxError:
+        return frozenset()
 
 
 def _probe(value: str) -> str:

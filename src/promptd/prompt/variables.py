@@ -11,7 +11,6 @@ disagree with what a template sees: a variable added there shows up here with no
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -104,17 +103,9 @@ def flag_names() -> frozenset[str]:
     return frozenset(pipeline.default_flags(PromptContext()))
 
 
-@functools.lru_cache(maxsize=64)
 def reads(source: str) -> frozenset[str]:
     """The top-level names `source` reads (nothing when it does not parse: the render will say why)."""
-    from jinja2 import TemplateSyntaxError, meta
-
-    from promptd.prompt.engine import normalize
-
-    try:
-        return frozenset(meta.find_undeclared_variables(engine().environment.parse(normalize(source))))
-    except TemplateSyntaxError:
-        return frozenset()
+    return pipeline.names_read(source)
 
 
 def shipped_reads() -> frozenset[str]:
