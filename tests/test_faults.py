@@ -259,31 +259,41 @@ def test_sigkill_of_promptd_mid_render_ends_the_render_worker(spawn):
     assert gone_within(sorted(workers), 10), "a render worker outlived promptd"
 
 
-def test_the_sealed_apply_patch_template_never_goes_to_the_worker_only_the_callers_body_does():
-    from promptd.config import VaultConfig
-    from promptd.prompt import pipeline, vault
-    from promptd.prompt.context import PromptContext
+class SpyPool:
+    """In place of the render worker's pool: records what would be sent to a worker."""
 
-    sent: list[tuple[str, str]] = []
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
 
-    def spy(source, values, name, strict):
-        sent.append((name, source))
+    def render(self, source, values, name, strict, **bounds):
+        self.sent.append((name, source))
         return "body text"
 
+
+def test_the_sealed_apply_patch_template_never_goes_to_the_worker_only_the_callers_body_does(monkeypatch):
+    from support.rendering import render
+
+    from promptd.prompt import worker
+    from promptd.prompt.context import PromptContext
+
+    pool = SpyPool()
+    monkeypatch.setattr(worker, "pool", lambda: pool)
     context = PromptContext.model_validate({"system_prompt": "codex", "prompt_body": "the ${{ 'body' }}"})
-    rendered = pipeline.render(context, {}, open_vault=lambda template_id: vault.vault_for(VaultConfig(), {}, template_id), render_callers=spy)
-    assert sent == [("body", "the ${{ 'body' }}")]
+    rendered = render(context, {})
+    assert pool.sent == [("body", "the ${{ 'body' }}")]
     assert rendered.template == "apply_patch" and rendered.text.endswith("body text")
 
 
-def test_the_shipped_primary_render_stays_in_process():
-    from promptd.prompt import pipeline
+def test_the_shipped_primary_render_stays_in_process(monkeypatch):
+    from support.rendering import render
+
+    from promptd.prompt import worker
     from promptd.prompt.context import PromptContext
 
-    def refuse(source, values, name, strict):
-        raise AssertionError("a shipped template was sent to the worker")
-
-    assert pipeline.render(PromptContext.model_validate({}), {}, render_callers=refuse).template == "primary"
+    pool = SpyPool()
+    monkeypatch.setattr(worker, "pool", lambda: pool)
+    assert render(PromptContext.model_validate({}), {}).template == "primary"
+    assert pool.sent == []
 
 
 def test_the_render_deadline_has_a_minimum(spawn):

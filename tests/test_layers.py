@@ -34,8 +34,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # wire models all use these. They import nothing of promptd's.
     ("promptd.reminders.kinds", "promptd.assembly.kinds", "promptd.prompt.kinds", "promptd.citations.kinds"),
     # The base: plain text helpers, the error catalogue, and files.py, the one safe-open rule,
-    # on the standard library alone; exactjson, the one JSON writer and exact reader, on orjson.
-    ("promptd.text", "promptd.errors", "promptd.files", "promptd.exactjson", "promptd"),
+    # on the standard library alone; exactjson, the one JSON writer and exact reader, on orjson;
+    # later.py, the one branch between a result now and an awaitable of it.
+    ("promptd.text", "promptd.errors", "promptd.files", "promptd.exactjson", "promptd.later", "promptd"),
 )
 
 # Same-layer imports that are part of the design.
@@ -45,6 +46,9 @@ ALSO: dict[str, frozenset[str]] = {
     "promptd.cli": frozenset({"promptd.local", "promptd.transport"}),
     # Assembly runs the reminder providers: it formats reminders, reads sessions and todos.
     "promptd.assembly": frozenset({"promptd.reminders", "promptd.sessions"}),
+    # A rendered prompt prints host values: it is sanitized as such, and recorded in the ledger
+    # of the prompts history/sanitize gives back unchanged.
+    "promptd.prompt": frozenset({"promptd.reminders"}),
     # The log level is a setting; promptd's own variable names are declared where children are
     # kept from them.
     "promptd.config": frozenset({"promptd.logs", "promptd.childenv"}),

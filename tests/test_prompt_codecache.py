@@ -10,27 +10,28 @@ import subprocess
 import sys
 
 import pytest
+from support.rendering import render
 
 from promptd.config import VaultConfig
 from promptd.prompt import codecache, vault
 from promptd.prompt.context import parse_context
 from promptd.prompt.engine import Engine
-from promptd.prompt.pipeline import render, shipped_source, variables
+from promptd.prompt.pipeline import shipped_source, variables
 
 # What the shipped templates are rendered with.
 VALUES = variables(parse_context({"working_directory": "/w"}), {"read": "read_file"})
 # Renders Primary in a fresh process and says whether Jinja compiled it there.
 CHILD = """
-from promptd.prompt import engine as module, pipeline
-from promptd.prompt.context import parse_context
+from promptd.local import Local
+from promptd.prompt import engine as module
 compiled = []
 original = module.compile_tree
 def counting(env, source, tree, name, *args, **kwargs):
     compiled.append(name)
     return original(env, source, tree, name, *args, **kwargs)
 module.compile_tree = counting
-result = pipeline.render(parse_context({"working_directory": "/w"}), {"read": "read_file"})
-print(len(compiled), result.sha256)
+result = Local().call("prompt/render", {"context": {"working_directory": "/w"}, "tools": {"by_kind": {"read": "read_file"}}})
+print(len(compiled), result["sha256"])
 """
 
 
@@ -92,10 +93,9 @@ def test_sealed_templates_never_write_a_cache_file(cache_home, tmp_path):
     sealed = tmp_path / "primary.sealed"
     sealed.write_bytes(vault.seal(b"Team primary for ${{ system_prompt_label }}.", key, "primary"))
     config = VaultConfig(key_file=str(key_file), templates={"primary": str(sealed)})
-    result = render(parse_context({}), {}, open_vault=lambda template_id: vault.vault_for(config, {}, template_id))
+    result = render(parse_context({}), {}, vault=config)
     assert result.text == "Team primary for Grok."
-    opened = vault.Vault(vault.SHIPPED_FILE, vault.DEFAULT_KEY)
-    assert "Begin Patch" in render(parse_context({"system_prompt": "codex"}), {"patch": "apply_patch"}, open_vault=lambda _id: opened).text
+    assert "Begin Patch" in render(parse_context({"system_prompt": "codex"}), {"patch": "apply_patch"}).text
     # Even asked to, the engine keeps nothing of a template it must not cache.
     Engine().render("Secret ${{ system_prompt_label }}", VALUES, "apply_patch", cache=False, persist=True)
     assert not cache_home.exists()

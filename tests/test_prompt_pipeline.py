@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 
 import pytest
+from support import rendering
 
 from promptd.errors import InvalidContext, TemplateRender, TemplateSyntax
 from promptd.prompt import pipeline
 from promptd.prompt.context import parse_context
-from promptd.prompt.vault import DEFAULT_KEY, SHIPPED_FILE, Vault
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "prompt"
 # Regenerate after an intended template change: PROMPTD_UPDATE_GOLDEN=1 pytest tests/test_prompt_pipeline.py
@@ -33,12 +33,8 @@ ALL_TOOLS = {
 ENVIRONMENT = {"os_name": "macos", "shell_path": "/bin/zsh", "working_directory": "/Users/example/project", "current_date": "2025-07-16"}
 
 
-def shipped_vault(template_id: str = "apply_patch") -> Vault | None:
-    return Vault(SHIPPED_FILE, DEFAULT_KEY) if template_id == "apply_patch" else None
-
-
 def render(context: dict, tools=ALL_TOOLS, **kwargs):
-    return pipeline.render(parse_context(context), tools, open_vault=shipped_vault, **kwargs)
+    return rendering.render(parse_context(context), tools, **kwargs)
 
 
 # -- modes x audiences x overrides -------------------------------------------------------------
@@ -170,7 +166,7 @@ def test_tool_order_sent_by_the_host_does_not_change_the_prompt():
         assert render({"system_prompt": base}, forward).sha256 == render({"system_prompt": base}, backward).sha256
     params_loop = {"custom": "${% for k, v in params.edit.items() %}${{ k }}=${{ v }};${% endfor %}"}
     params = {"edit": {"old_string": "old", "new_string": "new"}}
-    assert pipeline.render(parse_context({"system_prompt": params_loop}), {}, params).text == "new_string=new;old_string=old;"
+    assert rendering.render(parse_context({"system_prompt": params_loop}), {}, params).text == "new_string=new;old_string=old;"
 
 
 @pytest.mark.parametrize("override", ["none", "codex"])

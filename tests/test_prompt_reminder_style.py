@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 from conftest import PROMPTD, call_in_process
+from support.rendering import render
 
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
@@ -61,34 +62,34 @@ def assert_safe(text: str, nonce: str | None = None) -> None:
 @pytest.mark.parametrize("unattended", [False, True])
 def test_each_shipped_template_describes_the_style_in_use(audience, style, unattended):
     context = parse_context({"audience": audience, "is_non_interactive": unattended})
-    text = pipeline.render(context, TOOLS, reminder_style=style).text
+    text = render(context, TOOLS, reminder_style=style).text
     assert_describes(text, audience, style)
 
 
 def test_the_default_style_is_pua_as_in_the_configuration():
     assert pipeline.DEFAULT_REMINDER_STYLE == Config().reminders.style == "pua"
-    text = pipeline.render(parse_context({}), TOOLS).text
+    text = render(parse_context({}), TOOLS).text
     assert_describes(text, "primary", "pua")
 
 
 @pytest.mark.parametrize("audience", ["primary", "subagent"])
 def test_without_reminders_the_templates_say_nothing_about_them(audience):
     for style in ("pua", "xml"):
-        text = pipeline.render(parse_context({"audience": audience}), TOOLS, flags={"system_reminders_enabled": False}, reminder_style=style).text
+        text = render(parse_context({"audience": audience}), TOOLS, flags={"system_reminders_enabled": False}, reminder_style=style).text
         assert "system reminders" not in text and "U+E203" not in text and "system-reminder element" not in text
 
 
 def test_custom_templates_can_read_the_style_and_an_unknown_style_is_a_programming_error():
     context = parse_context({"system_prompt": {"custom": "style=${{ reminder_style }}"}})
-    assert pipeline.render(context, {}, reminder_style="xml").text == "style=xml"
+    assert render(context, {}, reminder_style="xml").text == "style=xml"
     with pytest.raises(ValueError):
-        pipeline.render(context, {}, reminder_style="html")
+        pipeline.variables(context, {}, reminder_style="html")
 
 
 def test_the_prompt_is_byte_stable_for_a_style():
     context = parse_context({"working_directory": "/srv/app"})
-    assert pipeline.render(context, TOOLS, reminder_style="xml") == pipeline.render(context, TOOLS, reminder_style="xml")
-    assert pipeline.render(context, TOOLS, reminder_style="xml").sha256 != pipeline.render(context, TOOLS, reminder_style="pua").sha256
+    assert render(context, TOOLS, reminder_style="xml") == render(context, TOOLS, reminder_style="xml")
+    assert render(context, TOOLS, reminder_style="xml").sha256 != render(context, TOOLS, reminder_style="pua").sha256
 
 
 # -- the method: filled from configuration, not from the request -----------------------------------

@@ -13,12 +13,12 @@ async def lint(params: LintParams, ctx: Context) -> LintResult:
     """The lint of a caller's template, found in a render worker under the render's deadline and
     memory budget (docs/templates.md, "Lint"): its compile is a render's compile, and a template
     that takes seconds to check must not hold promptd's own process uncancellably. Runs in a
-    thread that waits for the worker, once the template gate (methods/prompt.py) lets it; a
+    thread that waits for the worker, once the template gate (prompt/offload.py) lets it; a
     cancelled request kills the worker."""
     from promptd.errors import RenderTimeout
-    from promptd.methods.prompt import offload
     from promptd.prompt import lint as guard
     from promptd.prompt import worker
+    from promptd.prompt.offload import offload
 
     settings = ctx.runtime.config.prompt
     exempt = params.exempt_kinds if params.exempt_kinds is not None else settings.exempt_kinds

@@ -1,34 +1,31 @@
-"""The system prompt pipeline (docs/templates.md): variables, template choice, modes and audience.
+"""The system prompt pipeline (docs/templates.md): what a render of a context prints, and with
+what: the variables a template sees, the template chosen by mode, override and audience, and the
+stable prefix two renders share.
 
 Domain layer: must not import promptd.rpc or promptd.methods; imported lazily (the engine uses
-jinja2, the vault `cryptography`).
+jinja2). Plain functions over the context; renderer.py runs the templates they choose.
 
 Extend mode renders the base template, then the custom body, joined by one blank line. The base is
 chosen by the override first (custom > sealed > codex's Apply-Patch > none) and by the audience
 last; a base with a sealed file configured (vault.templates) is opened from the vault. Full mode
-renders the body alone. A failure is an error naming the template: never an empty prompt
-(docs/template-compatibility.md lists where that differs from the reference pipeline).
+renders the body alone.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import ntpath
 import threading
-from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Collection, Mapping
+from typing import Any
 
-from promptd.errors import InvalidContext, TemplateRender
+from promptd.errors import InvalidContext
 from promptd.prompt import TEMPLATES
 from promptd.prompt.context import CustomOverride, PromptContext, SealedOverride
 from promptd.prompt.engine import engine
 from promptd.prompt.kinds import Audience, PromptMode
 from promptd.reminders.kinds import BlockStyle
 from promptd.text import shared_prefix_length
-
-if TYPE_CHECKING:
-    from promptd.prompt.vault import Vault
 
 # Extend mode, as in the reference implementation: base and body are concatenated with one blank line.
 BODY_SEPARATOR = "\n\n"
@@ -40,17 +37,6 @@ WINDOWS_NATIVE_SHELLS = SEMICOLON_SHELLS | {"pwsh", "pwsh.exe"}
 # templates describe the one in use, so the model knows what a genuine block looks like.
 REMINDER_STYLES = frozenset(BlockStyle)
 DEFAULT_REMINDER_STYLE = BlockStyle.PUA
-
-
-class Rendered(NamedTuple):
-    text: str
-    template: str  # primary | subagent | apply_patch | custom | full
-    sha256: str
-    chars: int
-    # The leading characters, up to a line start, that depend on no volatile variable.
-    stable_prefix_chars: int
-    # What the template saw (for a caller that compares one render with the next).
-    variables: Mapping[str, Any]
 
 
 _sources: dict[str, str] = {}
@@ -173,85 +159,6 @@ def renders_inline(context: PromptContext, sealed_slots: Collection[str] = (), *
     return name in SHIPPED and not sealed_slots and engine().is_cached(shipped_source(name), strict=strict)
 
 
-OpenVault = Callable[[str], "Vault | None"]
-# Renders a caller's own template: (source, values, name, strict) -> text.
-RenderCallers = Callable[[str, Mapping[str, Any], str, bool], str]
-# Runs an in-process render under a deadline: (template name, the render) -> its text.
-Bounded = Callable[[str, Callable[[], str]], str]
-
-
-def render(
-    context: PromptContext,
-    tools: Mapping[str, str],
-    params: Mapping[str, Mapping[str, str]] | None = None,
-    flags: Mapping[str, bool] | None = None,
-    *,
-    open_vault: OpenVault | None = None,
-    reminder_style: BlockStyle = DEFAULT_REMINDER_STYLE,
-    strict: bool = True,
-    render_callers: RenderCallers | None = None,
-    bounded: Bounded | None = None,
-    volatile: Collection[str] = (),
-    clean: Callable[[str], str] | None = None,
-) -> Rendered:
-    """Renders the system prompt for `context`; raises InvalidContext, TemplateSyntax,
-    TemplateRender or VaultLocked. `open_vault(template_id)` gives the vault of a sealed template,
-    or None when none is configured for that id; `reminder_style` is the runtime's
-    `reminders.style`; `strict` is strict undefined (docs/templates.md), config
-    `prompt.strict_undefined` or the request's.
-
-    `render_callers(source, values, name, strict)` renders the caller's own templates (a custom
-    override, a body) when given (the server passes a killable worker, promptd.prompt.worker); the
-    shipped and sealed templates always render here. `bounded(name, render)` runs a sealed
-    template's render (its decrypt, compile and render) under the render deadline (the server
-    passes promptd.prompt.worker.bounded); without it, it runs unbounded.
-
-    `volatile` names the variables whose part of the prompt cannot be cached (config
-    prompt.volatile_variables; none by default here): when any of them
-    has a value, the prompt is rendered a second time with those values changed at every
-    character, and the text both renders share, cut back to a line start, is the stable prefix
-    (so a value the template only tests or slices counts too).
-
-    `clean(text)` makes the rendered text safe (the server passes the sanitizer): a role
-    instruction read from a repository, a folder name, or two list items a template prints side by
-    side must not put a reminder tag, a delimiter or the nonce into a prompt that history/sanitize
-    then keeps as the host's own. The whole text is cleaned, the template's own words included: a
-    prompt describes reminder blocks in words, never in their markup."""
-    values = variables(context, tools, params, flags, reminder_style=reminder_style)
-    callers = render_callers or _render_here
-    tidy = clean or _as_is
-    name, text = _render_text(context, values, open_vault, strict, callers, bounded or _unbounded)
-    text = tidy(text)
-    if not text.strip():
-        raise TemplateRender(f"template {name!r} rendered to empty text", template=name, line=None, cause="empty output", error="empty")
-    probed = {key: _probe(values[key]) for key in volatile if isinstance(values.get(key), str) and values[key]}
-    if probed:
-        # A volatile value no template reads cannot move the prefix: render a second time only
-        # for those that are read (all of them when a template's text is sealed away).
-        sources, complete = template_sources(context)
-        if complete:
-            read = frozenset().union(*(names_read(source) for _, source in sources))
-            probed = {key: value for key, value in probed.items() if key in read}
-    stable = len(text)
-    if probed:
-        _, other = _render_text(context, {**values, **probed}, open_vault, strict, callers, bounded or _unbounded)
-        stable = stable_prefix(text, tidy(other))
-    return Rendered(text=text, template=name, sha256=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), chars=len(text), stable_prefix_chars=stable, variables=values)
-
-
-def _render_text(context: PromptContext, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers, bounded: Bounded) -> tuple[str, str]:
-    body = context.body
-    if context.prompt_mode is PromptMode.FULL:
-        if body is None:
-            raise InvalidContext("full mode renders prompt_body alone, and prompt_body is empty", field="prompt_body", reason="missing_body")
-        return "full", callers(body, values, "body", strict)
-    name = base_template(context)
-    text = _render_base(context, name, values, open_vault, strict, callers, bounded)
-    if body is not None:
-        text = text + BODY_SEPARATOR + callers(body, values, "body", strict)
-    return name, text
-
-
 def template_sources(context: PromptContext) -> tuple[list[tuple[str, str]], bool]:
     """The (name, text) of each template a render of `context` prints, and whether that is all
     of them (a sealed template's text stays in its vault)."""
@@ -284,7 +191,7 @@ def names_read(source: str) -> frozenset[str]:
         return frozenset()
 
 
-def _probe(value: str) -> str:
+def probe(value: str) -> str:
     """A value of the same length that differs from `value` at every character (so equal lengths
     and truthiness keep the template on the same branches)."""
     return "".join(chr(ord(char) ^ 1) if not 0xD800 <= (ord(char) ^ 1) <= 0xDFFF else "?" for char in value)
@@ -297,36 +204,3 @@ def stable_prefix(text: str, other: str) -> int:
     if shared == len(text):
         return shared
     return text.rfind("\n", 0, shared) + 1
-
-
-def _render_here(source: str, values: Mapping[str, Any], name: str, strict: bool) -> str:
-    return engine().render(source, values, name, strict=strict)
-
-
-def _as_is(text: str) -> str:
-    return text
-
-
-def _unbounded(name: str, run: Callable[[], str]) -> str:
-    return run()
-
-
-def _render_base(context: PromptContext, name: str, values: Mapping[str, Any], open_vault: OpenVault | None, strict: bool, callers: RenderCallers, bounded: Bounded) -> str:
-    eng = engine()
-    override = context.system_prompt
-    if isinstance(override, CustomOverride):
-        if not override.custom.strip():
-            raise InvalidContext("the custom template is empty", field="system_prompt.custom", reason="empty")
-        return callers(override.custom, values, "custom", strict)
-    template_id = vault_id(context)
-    sealed = open_vault(template_id) if open_vault is not None else None
-    if sealed is None:
-        if isinstance(override, SealedOverride):
-            raise InvalidContext(f"no sealed template {template_id!r} is configured (config vault.templates)", field="system_prompt.sealed", reason="unknown_sealed")
-        if name == "apply_patch":
-            raise InvalidContext("the codex override needs the template vault", field="system_prompt", reason="no_vault")
-        # Shipped: its compiled code is kept on disk, so the next process skips compiling it.
-        return eng.render(shipped_source(name), values, name, strict=strict, persist=True)
-    # Never cached: the compiled template would keep the plaintext alive. Under the deadline:
-    # whoever holds a key (the shipped one is public) can seal a loop.
-    return bounded(name, lambda: sealed.render(lambda source: eng.render(source, values, name, cache=False, strict=strict)))

@@ -21,7 +21,8 @@ import binascii
 import json
 import re
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -228,17 +229,13 @@ def _check_key(key: bytes) -> None:
 
 @dataclass(slots=True)
 class Vault:
-    """One sealed template and the key that opens it.
-
-    `last_buffer` keeps the (wiped) buffer of the last opening, so an audit can check that no
-    plaintext stays behind in it."""
+    """One sealed template and the key that opens it."""
 
     path: Path
     key: bytes = field(repr=False)
     key_source: str = "default"
     template_id: str = APPLY_PATCH_ID
     key_where: str = SHIPPED_KEY_WHERE
-    last_buffer: bytearray | None = field(default=None, repr=False)
 
     def _decrypt(self, sealed: Sealed, buffer: bytearray) -> int:
         try:
@@ -266,12 +263,12 @@ class Vault:
             raise VaultLocked(f"the sealed file holds template {sealed.template_id!r}, not {self.template_id!r}", reason="wrong_template")
         return sealed
 
-    def render(self, render_text: Callable[[str], str]) -> str:
-        """Opens the template, passes its text to `render_text`, wipes the buffer, and returns
-        what `render_text` returned."""
+    @contextmanager
+    def opened(self) -> Iterator[str]:
+        """The template's text, for the `with` block alone: the buffer it was decrypted into is
+        wiped when the block ends, however it ends."""
         sealed = self.read()
         buffer = buffer_for(sealed)
-        self.last_buffer = buffer
         view = memoryview(buffer)
         try:
             length = self._decrypt(sealed, buffer)
@@ -280,7 +277,7 @@ class Vault:
                 source = str(view[:length], "utf-8")
             except UnicodeDecodeError:
                 raise VaultLocked("the sealed template is not UTF-8 text", reason="malformed") from None
-            return render_text(source)
+            yield source
         finally:
             view.release()
             wipe(buffer)
