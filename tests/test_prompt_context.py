@@ -7,7 +7,7 @@ import json
 import pytest
 
 from promptd.errors import InvalidContext
-from promptd.prompt.context import Audience, CustomOverride, PromptMode, SealedOverride, for_persistence, load_file, parse_context
+from promptd.prompt.context import Audience, CustomOverride, PromptMode, SealedOverride, for_persistence, parse_context, read_file_data
 
 
 def test_an_empty_context_has_the_documented_defaults():
@@ -81,7 +81,7 @@ def test_contexts_load_from_json_and_yaml_files(tmp_path):
     (tmp_path / "c.json").write_text(json.dumps({"audience": "subagent", "os_name": "linux"}))
     (tmp_path / "c.yaml").write_text("audience: subagent\nos_name: linux\n")
     (tmp_path / "c.ctx").write_text("audience: subagent\nos_name: linux\n")
-    loaded = [load_file(tmp_path / name) for name in ("c.json", "c.yaml", "c.ctx")]
+    loaded = [parse_context(read_file_data(tmp_path / name)) for name in ("c.json", "c.yaml", "c.ctx")]
     assert loaded[0] == loaded[1] == loaded[2]
     assert loaded[0].audience is Audience.SUBAGENT
 
@@ -91,7 +91,7 @@ def test_an_unreadable_or_malformed_context_file_is_invalid_context(tmp_path):
     (tmp_path / "bad.yaml").write_text("a: [")
     for path in (tmp_path / "bad.json", tmp_path / "bad.yaml", tmp_path / "missing.json"):
         with pytest.raises(InvalidContext):
-            load_file(path)
+            read_file_data(path)
 
 
 def test_persisting_a_subagent_context_clears_its_role_summaries_only():

@@ -47,7 +47,7 @@ def test_the_templates_final_newline_is_dropped_and_others_kept(engine):
 def test_a_template_without_markers_is_returned_verbatim_with_its_final_newline(engine):
     text = "Plain text with {{ braces }}, ${VAR} and {# no comment #}.\n"
     assert render(engine, text) == text
-    assert engine.cached_sources() == []
+    assert not engine.is_cached(text)
 
 
 def test_comments_never_ship_even_when_they_are_the_only_markup(engine):
@@ -320,23 +320,50 @@ def test_errors_from_operators_on_data_are_render_errors_not_crashes(engine):
             render(engine, source)
 
 
-def test_compiled_templates_are_cached_and_reused(engine):
-    source = "${{ os_name }}"
-    first = engine.compile(source, "t")
-    assert engine.compile(source, "t") is first
-    assert engine.is_cached(source)
+@pytest.fixture
+def compiles(monkeypatch) -> list[str]:
+    """The name of each template Jinja compiles, in order."""
+    from promptd.prompt import engine as module
+
+    seen: list[str] = []
+    compile_tree = module.compile_tree
+
+    def counted(env, source, tree, name, *args, **kwargs):
+        seen.append(name)
+        return compile_tree(env, source, tree, name, *args, **kwargs)
+
+    monkeypatch.setattr(module, "compile_tree", counted)
+    return seen
 
 
-def test_an_uncached_compile_leaves_nothing_in_the_cache(engine):
-    assert render(engine, "${{ os_name }}") == "macos"
-    engine.render("secret ${{ os_name }}", TOOLS, "apply_patch", cache=False)
-    assert engine.cached_sources() == ["${{ os_name }}"]
+def test_a_second_render_of_the_same_source_does_not_compile_it_again(engine, compiles):
+    assert render(engine, "${{ os_name }}") == render(engine, "${{ os_name }}") == "macos"
+    assert compiles == ["t"] and engine.is_cached("${{ os_name }}")
+    # Strict and lenient undefined are two templates: one compile each.
+    engine.render("${{ os_name }}", TOOLS, "t", strict=True)
+    engine.render("${{ os_name }}", TOOLS, "t", strict=True)
+    assert compiles == ["t", "t"]
 
 
-def test_the_cache_is_bounded(engine):
-    for i in range(CACHE_ENTRIES + 10):
-        render(engine, f"${{{{ os_name }}}} {i}")
-    assert len(engine.cached_sources()) == CACHE_ENTRIES
+def test_an_uncached_render_is_compiled_every_time_and_leaves_nothing_in_the_cache(engine, compiles):
+    for _ in range(2):
+        assert engine.render("secret ${{ os_name }}", TOOLS, "apply_patch", cache=False) == "secret macos"
+    assert compiles == ["apply_patch", "apply_patch"]
+    assert not engine.is_cached("secret ${{ os_name }}")
+
+
+def test_the_cache_is_bounded_and_forgets_the_least_recently_used_first(engine, compiles):
+    sources = [f"${{{{ os_name }}}} {i}" for i in range(CACHE_ENTRIES + 10)]
+    render(engine, sources[0])
+    for source in sources[1:]:
+        render(engine, source)
+        render(engine, sources[0])  # used after every other: never the least recent
+    assert [engine.is_cached(source) for source in sources[1:11]] == [False] * 10
+    assert all(engine.is_cached(source) for source in [sources[0], *sources[11:]])
+    del compiles[:]
+    render(engine, sources[-1])
+    render(engine, sources[1])
+    assert compiles == ["t"]
 
 
 def test_suggestions_are_offered_for_string_names_only():

@@ -176,11 +176,6 @@ def for_persistence(context: PromptContext) -> PromptContext:
     return context
 
 
-def load_file(path: str | Path) -> PromptContext:
-    """Reads and validates a context from a JSON or YAML file."""
-    return parse_context(read_file_data(path))
-
-
 def read_file_data(path: str | Path) -> Any:
     """The raw data of a JSON or YAML context file (by extension; otherwise JSON is tried first).
     A file that cannot be read or parsed is an InvalidContext naming it (`file`), with `refusal`

@@ -465,15 +465,6 @@ class Engine:
         with self._lock:
             return (strict, normalize(source)) in self._cache
 
-    def cached_sources(self) -> list[str]:
-        """The sources of every cached template (for audits and tests)."""
-        with self._lock:
-            return [source for _strict, source in self._cache]
-
-    def cached_templates(self) -> list[Any]:
-        with self._lock:
-            return list(self._cache.values())
-
     # -- rendering -------------------------------------------------------------------------------
     def render(self, source: str, variables: Mapping[str, Any], name: str, *, cache: bool = True, strict: bool = False, persist: bool = False) -> str:
         """Renders `source` with `variables`; raises TemplateSyntax or TemplateRender naming the
