@@ -47,7 +47,7 @@ _engine_digest: str | None = None
 MAX_CODE_BYTES = 4 << 20
 
 # Told of each cache file that was there but not used: (reason, template name). Set by whoever
-# logs (the prompt/render handler, with the runtime's log) around a render; reasons are short
+# logs (the Renderer, with its log) around a render; reasons are short
 # machine words (files.Refusal values, "folder", "corrupt"), never a file's contents.
 Skipped = Callable[[str, str], None]
 skipped: ContextVar[Skipped | None] = ContextVar("promptd_codecache_skipped", default=None)
