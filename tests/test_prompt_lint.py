@@ -205,7 +205,7 @@ def test_python_only_methods_and_filters_are_portability_warnings():
 def test_the_portability_rule_reads_its_names_from_data(monkeypatch):
     import promptd.prompt.lint as module
 
-    monkeypatch.setattr(module, "PYTHON_ONLY_FILTERS", module.PYTHON_ONLY_FILTERS | {"upper"})  # as filters.JINJA2_ONLY_FILTERS grows
+    monkeypatch.setattr(module, "PYTHON_ONLY_FILTERS", module.PYTHON_ONLY_FILTERS | {"upper"})  # as portability.JINJA2_ONLY_FILTERS grows
     assert [v.kind for v in module.lint("${{ os_name | upper }}", flags=["cache-buster"])] == ["not_portable"]
 
 

@@ -336,18 +336,18 @@ def test_minijinja_filters_and_tests_that_jinja2_lacks_are_available(template, e
 def test_the_portability_data_names_python_methods_and_jinja2_only_filters():
     from jinja2.defaults import DEFAULT_FILTERS, DEFAULT_TESTS
 
-    from promptd.prompt import filters
+    from promptd.prompt import dialect, portability
 
-    assert {"startswith", "endswith", "items", "keys", "values", "get", "split", "strip"} <= filters.PYTHON_ONLY_METHODS
-    assert filters.JINJA2_ONLY_FILTERS <= set(DEFAULT_FILTERS) and "wordwrap" in filters.JINJA2_ONLY_FILTERS
-    assert filters.JINJA2_ONLY_TESTS <= set(DEFAULT_TESTS)
-    assert not filters.JINJA2_ONLY_FILTERS & set(filters.REFERENCE_FILTERS)
-    assert set(filters.PORTABLE_ALTERNATIVES) <= filters.PYTHON_ONLY_METHODS
+    assert {"startswith", "endswith", "items", "keys", "values", "get", "split", "strip"} <= portability.PYTHON_ONLY_METHODS
+    assert portability.JINJA2_ONLY_FILTERS <= set(DEFAULT_FILTERS) and "wordwrap" in portability.JINJA2_ONLY_FILTERS
+    assert portability.JINJA2_ONLY_TESTS <= set(DEFAULT_TESTS)
+    assert not portability.JINJA2_ONLY_FILTERS & set(dialect.REFERENCE_FILTERS)
+    assert set(portability.PORTABLE_ALTERNATIVES) <= portability.PYTHON_ONLY_METHODS
     # Every filter and test the dialect adds is one MiniJinja has and the sandbox really offers.
     from promptd.prompt.engine import engine
 
-    assert set(filters.REFERENCE_FILTERS) <= set(engine().environment.filters)
-    assert set(filters.REFERENCE_TESTS) <= set(engine().environment.tests)
+    assert set(dialect.REFERENCE_FILTERS) <= set(engine().environment.filters)
+    assert set(dialect.REFERENCE_TESTS) <= set(engine().environment.tests)
 
 
 def test_a_huge_value_is_still_refused_before_it_is_printed():
@@ -402,7 +402,7 @@ def test_a_full_mode_body_rendering_to_nothing_is_an_error():
 def test_the_output_formatting_leaves_a_strict_undefined_value_to_fail():
     from jinja2 import StrictUndefined, UndefinedError
 
-    from promptd.prompt.filters import reference_finalize, reference_text
+    from promptd.prompt.dialect import reference_finalize, reference_text
 
     missing = StrictUndefined(name="working_dir")
     assert reference_finalize(missing) is missing

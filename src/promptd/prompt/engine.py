@@ -38,7 +38,8 @@ from markupsafe import EscapeFormatter, Markup
 
 from promptd.errors import TemplateRender, TemplateSyntax
 from promptd.prompt import codecache, limits
-from promptd.prompt.filters import bounded_filters, in_key_order, install_reference_dialect, reference_number_op, reference_text
+from promptd.prompt.dialect import in_key_order, install_reference_dialect, reference_number_op, reference_text
+from promptd.prompt.filters import bounded_filters
 from promptd.prompt.names import suggest
 
 # Rendered output above this is refused: a loop in a caller's template must not be able to grow

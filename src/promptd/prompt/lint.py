@@ -28,7 +28,7 @@ from jinja2 import nodes
 from jinja2.idtracking import VAR_LOAD_RESOLVE
 
 from promptd.errors import TemplateSyntax
-from promptd.prompt import filters, portability, positions
+from promptd.prompt import portability, positions
 from promptd.prompt.engine import compile_tree, engine, normalize, parse
 from promptd.prompt.guards import EMPTY, NAMESPACE, PARAMS, UNDEFINED, Walker, message_for
 from promptd.prompt.names import suggest
@@ -41,14 +41,14 @@ NO_PRINTED_FORM = "no_printed_form"
 
 # Portability (docs/template-compatibility.md): methods, filters and tests Jinja2 has and the
 # reference engine (MiniJinja) does not, so a template using them renders here and fails there.
-# The data lives with the dialect (filters.py); add a name there and the rule applies to it.
-PYTHON_ONLY_METHODS = filters.PYTHON_ONLY_METHODS
-PYTHON_ONLY_FILTERS = filters.JINJA2_ONLY_FILTERS
-PYTHON_ONLY_TESTS = filters.JINJA2_ONLY_TESTS
+# The data lives with the rest of the portability rule (portability.py); add a name there and the rule applies to it.
+PYTHON_ONLY_METHODS = portability.PYTHON_ONLY_METHODS
+PYTHON_ONLY_FILTERS = portability.JINJA2_ONLY_FILTERS
+PYTHON_ONLY_TESTS = portability.JINJA2_ONLY_TESTS
 # Where each volatile fact belongs instead (docs/reminder-keys.md): the reminders a turn carries.
 VOLATILE_HOMES = {"current_date": "session.date", "working_directory": "session.cwd", "os_name": "session.env", "shell_path": "session.env"}
 # Global functions and the methods of the dialect's objects: printed bare, none has a printed form
-# (filters.py refuses them at render time; the lint says so before).
+# (dialect.py refuses them at render time; the lint says so before).
 CALLABLE_GLOBALS = frozenset({"range", "dict", "joiner", "cycler", "namespace"})
 LOOP_METHODS = frozenset({"cycle", "changed"})
 CYCLER_METHODS = frozenset({"next", "reset"})
@@ -303,7 +303,7 @@ def _cache_volatile(env: object, source: str, index: _Index, volatile: frozenset
 
 
 def _no_printed_form(env: object, source: str, index: _Index) -> list[Violation]:
-    """Errors for a `${{ }}` whose value can never be printed (filters.py refuses it when the line
+    """Errors for a `${{ }}` whose value can never be printed (dialect.py refuses it when the line
     renders): a macro, a `joiner()` or `cycler()` object, the `loop` object, a global function or
     one of these objects' methods, printed without calling it. A namespace prints (as the map of
     what was set on it), and so do its attributes."""
@@ -376,7 +376,7 @@ def _not_portable(env: object, source: str, tree: nodes.Template) -> list[Violat
     for call in tree.find_all(nodes.Call):
         if isinstance(call.node, nodes.Getattr) and call.node.attr in PYTHON_ONLY_METHODS:
             name = call.node.attr
-            instead = filters.PORTABLE_ALTERNATIVES.get(name)
+            instead = portability.PORTABLE_ALTERNATIVES.get(name)
             found.append((call.node.lineno, name, f"`.{name}()` is a Python method the reference engine does not have" + (f"; use {instead}" if instead else "")))
     for node in tree.find_all((nodes.Filter, nodes.Test)):
         if isinstance(node, nodes.Filter) and node.name in PYTHON_ONLY_FILTERS:

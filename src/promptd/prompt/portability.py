@@ -1,6 +1,6 @@
 """The template constructs that render here and differently (or not at all) in the reference
-engine, found in a syntax tree: the part of the lint's `not_portable` rule that is not a name in
-a list (filters.py keeps those lists). Each finding names a row of docs/template-compatibility.md.
+engine: the lists of names (methods, filters, tests) the lint's `not_portable` rule warns on, and
+the constructs found in a syntax tree. Each finding names a row of docs/template-compatibility.md.
 
 Domain layer: must not import promptd.rpc or promptd.methods; imported by the lint (lazily, it
 uses jinja2).
@@ -8,6 +8,7 @@ uses jinja2).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from jinja2 import nodes
@@ -16,6 +17,48 @@ from jinja2 import nodes
 COUNTED_LOOP_FIELDS = frozenset({"length", "revindex", "revindex0", "last"})
 # Globals Jinja2 has and the reference's builtins do not (they come from minijinja-contrib).
 JINJA2_ONLY_GLOBALS = frozenset({"joiner", "cycler"})
+
+# -- portability data for the lint ---------------------------------------------------------------
+#
+# What a template may use here but not in the reference's engine (MiniJinja's builtins, without
+# its Python-compatibility callback and without minijinja-contrib): the lint warns on them.
+
+# Methods called on values (`name.startswith("x")`, `tools.by_kind.items()`): MiniJinja values
+# have no such methods. The filters or tests to use instead are in docs/template-compatibility.md.
+PYTHON_ONLY_METHODS = frozenset(
+    {
+        "capitalize", "casefold", "center", "count", "encode", "endswith", "expandtabs", "find", "format",
+        "format_map", "get", "index", "isalnum", "isalpha", "isdecimal", "isdigit", "isidentifier", "islower",
+        "isnumeric", "isspace", "istitle", "isupper", "items", "join", "keys", "ljust", "lower", "lstrip",
+        "partition", "removeprefix", "removesuffix", "replace", "rfind", "rindex", "rjust", "rpartition",
+        "rsplit", "rstrip", "split", "splitlines", "startswith", "strip", "swapcase", "title", "upper",
+        "values", "zfill",
+    }
+)  # fmt: skip
+# Jinja2 filters MiniJinja's builtins do not have.
+# `tojson` and `urlencode` are features the reference build leaves out (`json`, `urlencode`).
+JINJA2_ONLY_FILTERS = frozenset({"center", "filesizeformat", "forceescape", "striptags", "tojson", "truncate", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr"})
+# Jinja2 tests MiniJinja's builtins do not have.
+JINJA2_ONLY_TESTS = frozenset({"callable"})
+# What MiniJinja offers instead of a Python method, for the lint's message.
+PORTABLE_ALTERNATIVES: Mapping[str, str] = {
+    "startswith": "the test `is startingwith(...)`",
+    "endswith": "the test `is endingwith(...)`",
+    "split": "the filter `|split(...)`",
+    "splitlines": "the filter `|lines`",
+    "strip": "the filter `|trim`",
+    "lower": "the filter `|lower`",
+    "upper": "the filter `|upper`",
+    "title": "the filter `|title`",
+    "capitalize": "the filter `|capitalize`",
+    "replace": "the filter `|replace(...)`",
+    "items": "the filter `|items`",
+    "keys": "`|items` (or `|list` of the mapping)",
+    "values": "`|items`",
+    "get": "a subscript `[...]` or `.name`, with `|default(...)`",
+    "join": "the filter `|join(...)`",
+    "count": "the filter `|length`",
+}
 
 
 class Finding(NamedTuple):
