@@ -9,7 +9,8 @@ import tracemalloc
 import pytest
 
 from promptd.errors import TemplateRender, TemplateSyntax
-from promptd.prompt.engine import CACHE_ENTRIES, MAX_OUTPUT_CHARS, Engine
+from promptd.prompt.engine import CACHE_ENTRIES, Engine
+from promptd.prompt.sandbox import MAX_OUTPUT_CHARS
 
 TOOLS = {"tools": {"by_kind": {"read": "read_file", "plan": "todo_write"}}, "params": {"edit": {"old_string": "old_text"}}, "os_name": "macos"}
 

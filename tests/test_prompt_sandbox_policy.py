@@ -17,7 +17,8 @@ from packaging.requirements import Requirement
 
 from promptd.errors import TemplateRender
 from promptd.prompt import limits
-from promptd.prompt.engine import Engine, PromptEnvironment, _Generator
+from promptd.prompt.engine import Engine
+from promptd.prompt.sandbox import PromptEnvironment, _Generator
 
 
 @pytest.fixture(scope="module")

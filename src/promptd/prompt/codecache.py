@@ -40,7 +40,7 @@ from promptd import files
 FORMAT = b"promptd-code-1\n"  # then the key, a newline, the sha256 of the payload and the marshalled code
 # The engine's code generator and settings, and the filters and tests it installs (Jinja checks
 # filter names when it compiles), shape the code: a change to either is a new key.
-ENGINE_SOURCES = tuple(Path(__file__).resolve().parent / name for name in ("engine.py", "filters.py", "dialect.py"))
+ENGINE_SOURCES = tuple(Path(__file__).resolve().parent / name for name in ("engine.py", "sandbox.py", "formatters.py", "failures.py", "filters.py", "dialect.py"))
 _engine_digest: str | None = None
 # The compiled code of a shipped template is tens of kilobytes (Primary's about 16 KB): a file
 # larger than this is not promptd's, and is not read past it.

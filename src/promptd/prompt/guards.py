@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from jinja2 import nodes
 
-from promptd.prompt.engine import MAPPING_METHODS
 from promptd.prompt.names import suggest
+from promptd.prompt.sandbox import MAPPING_METHODS
 
 Kinds = frozenset[str]
 EMPTY: Kinds = frozenset()

@@ -127,7 +127,8 @@ def paths_read(source: str) -> list[str]:
     first use; names the template sets itself and the dialect's functions are not listed."""
     from jinja2 import meta, nodes
 
-    from promptd.prompt.engine import COMPILE_FAILURES, normalize
+    from promptd.prompt.engine import normalize
+    from promptd.prompt.failures import COMPILE_FAILURES
 
     env = engine().environment
     try:
@@ -171,7 +172,7 @@ def paths_read(source: str) -> list[str]:
     return list(found)
 
 
-# The mapping methods a template calls by attribute (engine.MAPPING_METHODS): `tools.by_kind.items()`
+# The mapping methods a template calls by attribute (sandbox.MAPPING_METHODS): `tools.by_kind.items()`
 # reads `tools.by_kind`.
 MAPPING_METHOD_NAMES = frozenset({"items", "keys", "values", "get"})
 
