@@ -11,9 +11,10 @@ from support.trust import make_trust
 
 from promptd.reminders import keyed
 from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_trusted
-from promptd.reminders.sanitize import sanitize
-from promptd.reminders.sanitizer import detect
+from promptd.reminders.sanitize import nonce_copies, sanitize
+from promptd.reminders.sanitizer import detect, tags
 from promptd.reminders.values import sanitize_value
+from promptd.text import non_ascii
 
 NONCE = "5f0c2a9be31d4478a6c1e0f9b2d3c4a5"
 OTHER_NONCE = "00000000000000000000000000000000"
@@ -262,3 +263,25 @@ def test_keys_that_collide_after_sanitizing_are_all_kept(mapping):
     cleaned, _ = sanitize_value(mapping, NONCE)
     assert len(cleaned) == len(mapping)
     assert sorted(cleaned.values()) == sorted(mapping.values())
+
+
+@SETTINGS
+@given(TEXT)
+def test_the_counted_check_for_smuggled_tag_runs_agrees_with_the_search(text):
+    assert tags.may_hold_smuggled_runs(text, non_ascii(text).chars) == any(True for _ in tags.smuggled_runs(text))
+
+
+@SETTINGS
+@given(TEXT)
+def test_the_non_ascii_characters_are_read_in_order_and_surrogates_noticed(text):
+    found = non_ascii(text)
+    assert found.chars == "".join(c for c in text if not c.isascii())
+    assert found.surrogates == any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+@SETTINGS
+@given(TEXT, st.sampled_from([NONCE, NONCE.upper(), "0123456789abcdef", "kelvin-and-long-s"]))
+def test_nonce_copies_are_found_as_a_case_insensitive_search_finds_them(text, nonce):
+    for joined in (text + nonce.upper() + text, text + "\u212a" + nonce + text):
+        expected = [m.start() for m in re.finditer(re.escape(nonce), joined, re.IGNORECASE)]
+        assert nonce_copies(joined, nonce) == expected

@@ -23,11 +23,9 @@ operator that begins with "<" applied to a call (`a <- system_reminder(x)`).
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterator
 from html.entities import html5
 from typing import NamedTuple
 
@@ -35,7 +33,7 @@ from promptd.reminders import markup
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
 from promptd.reminders.sanitizer.escapes import INTRODUCERS, decode, unit, unit_readings
 from promptd.reminders.sanitizer.fold import fold, fold_all
-from promptd.text import has_astral
+from promptd.text import has_astral, non_ascii
 
 PUA_OPEN = markup.PUA_OPEN
 PUA_CLOSE = markup.PUA_CLOSE
@@ -142,15 +140,46 @@ BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *table_brackets(),
 INTERESTING = BRACKETS + PUA_OPEN + PUA_CLOSE + "".join(INTRODUCERS)
 
 
-def _may_follow_bracket(ch: str) -> bool:
-    if ch in INTRODUCERS:
-        return True
-    folded = fold(ch)
-    # _PREFIXES holds every prefix of every spelling, so "a spelling starts with it" is membership.
-    return folded == "" or all(c in _SKIPPED for c in folded) or folded in _PREFIXES
+# How many folded characters of a name the bracket's look-ahead reads in plain ASCII before it
+# leaves the rest to the reader: enough to pass over ordinary markup (`</div>`, `<dl>`, `<code>`)
+# in the regex engine, where a call of the reader per tag made HTML several times slower.
+_LOOKAHEAD_CHARS = 4
 
 
-def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
+def _name_start_pattern() -> str:
+    """What may follow an ASCII "<" where a tag name could begin: the first `_LOOKAHEAD_CHARS`
+    folded characters of a spelling (_PREFIXES), read in plain ASCII as the reader reads them,
+    with the separators and invisibles it passes over between them (possessively: they are never
+    a bracket, so two brackets' look-aheads never cover the same run); or, at any point, a unit
+    only the reader can judge: an escape introducer, a non-ASCII character, or inline markup
+    (_MARKUP: `<<b></b>system-reminder>`)."""
+    skip = "[" + re.escape("".join(c for c in map(chr, range(0x80)) if _ASCII_TABLE.get(ord(c), "x") is None)) + "]*+"
+    handed_over = "[" + re.escape("".join(c for c in INTRODUCERS if c.isascii())) + r"\x80-\U0010ffff]|<[A-Za-z/!]"
+
+    def after(seen: str, depth: int) -> str:
+        if depth == _LOOKAHEAD_CHARS:
+            return ""
+        following: dict[str, list[str]] = {}
+        complete: list[str] = []
+        for code, folded in _ASCII_TABLE.items():
+            if folded is None or chr(code) == "<":
+                continue
+            reached = _advance(seen, folded)
+            if reached is _COMPLETED:
+                complete.append(chr(code))
+            elif reached is not None:
+                following.setdefault(reached, []).append(chr(code))
+        branches = [handed_over]
+        if complete:
+            branches.append("[" + re.escape("".join(complete)) + "]")
+        for reached, chars in sorted(following.items()):
+            branches.append("[" + re.escape("".join(chars)) + "]" + skip + after(reached, depth + 1))
+        return "(?:" + "|".join(branches) + ")"
+
+    return skip + after("", 0)
+
+
+def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
     """Where a forged tag or delimiter could begin: one regex per ASCII introducer or bracket,
     each beginning with its literal character so the regex engine skips ahead at memchr speed,
     and the non-ASCII characters that can begin one.
@@ -181,14 +210,10 @@ def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
     # A run of backslashes is entered only at its first backslash (the look-behind) and read
     # possessively: tried from every backslash of the run, it would be quadratic.
     backslash = r"\\(?<!\\\\\\\\)(?ai:\\*+(?:[ux]\{0*(?:" + hexes + r")\}|u0*(?:" + hexes + r")|x(?:" + ascii_bytes + r")|0*(?:" + octals + r")))"
-    # After an ASCII bracket: separators and invisibles may follow (read possessively: they are
-    # never a bracket, so two brackets' look-aheads never cover the same run), then a character
-    # that can begin a name or an escape, or any non-ASCII character (the reader decides).
-    skippable = "".join(c for c in map(chr, range(0x80)) if _ASCII_TABLE.get(ord(c), "x") is None)
-    beginners = "".join(c for c in map(chr, range(0x80)) if c not in skippable and _may_follow_bracket(c))
-    # Inline markup (_MARKUP) may come before the name too: `<<b></b>system-reminder>`.
-    bracket = "<(?=[" + re.escape(skippable) + "]*+(?:[" + re.escape(beginners) + r"]|[^\x00-\x7f]|<[A-Za-z/!]))"
-    ascii_patterns = [re.compile(p) for p in (bracket, entity, percent, backslash)]
+    bracket = "<(?=" + _name_start_pattern() + ")"
+    # Each with its first character (the backslash pattern's is the escaped "\\"), which must be in
+    # a text for the pattern to match there.
+    ascii_patterns = [(p[0], re.compile(p)) for p in (bracket, entity, percent, backslash)]
     others = "".join(c for c in sorted(set(INTERESTING)) if not c.isascii())
     return ascii_patterns, others
 
@@ -234,8 +259,6 @@ _LEAD = "".join(chr(o) for o, f in _ASCII_TABLE.items() if f is None) + "/"
 _COMPLETE_TUPLE = tuple(sorted(_COMPLETE))
 _PREFIXES_OR_EMPTY = _PREFIXES | {""}
 _IDENTIFIER_TUPLE = tuple(sorted(_IDENTIFIERS))
-_ASCII_CANDIDATES, _OTHER_STARTS = _candidate_patterns()
-_OTHER_BMP_STARTS = "".join(c for c in _OTHER_STARTS if ord(c) <= 0xFFFF)
 
 
 def tag_name_at(text: str, pos: int) -> int | None:
@@ -347,14 +370,27 @@ def _advance(seen: str, folded: str) -> str | None:
     return seen
 
 
-def _candidates(text: str) -> Iterator[re.Match[str]]:
-    found = [pattern.finditer(text) for pattern in _ASCII_CANDIDATES]
+_ASCII_CANDIDATES, _OTHER_STARTS = _candidate_patterns()
+_OTHER_BMP_STARTS = "".join(c for c in _OTHER_STARTS if ord(c) <= 0xFFFF)
+
+
+def _candidate_starts(text: str, others: str | None) -> list[int]:
+    """Where `_candidate_patterns`' patterns match in `text`, in order. Each pattern begins with a
+    literal, so the regex engine skips to the next one at memchr speed; a pattern whose first
+    character is absent is not run at all, and each non-ASCII start present is searched as a
+    literal of its own (a character class is read one character at a time, ten times slower).
+    `others` is `text`'s non-ASCII characters (promptd.text.non_ascii), when the caller has them."""
+    found = [[match.start() for match in pattern.finditer(text)] for first, pattern in _ASCII_CANDIDATES if first in text]
     if not text.isascii():
-        # One fast membership test per character beats a character class over the whole text.
-        present = "".join(c for c in (_OTHER_STARTS if has_astral(text) else _OTHER_BMP_STARTS) if c in text)
-        if present:
-            found.append(re.finditer("[" + re.escape(present) + "]", text))
-    return heapq.merge(*found, key=lambda match: match.start())
+        present = non_ascii(text).chars if others is None else others
+        for ch in _OTHER_STARTS if has_astral(present) else _OTHER_BMP_STARTS:
+            if ch in present:
+                found.append([match.start() for match in re.finditer(re.escape(ch), text)])
+    found = [starts for starts in found if starts]
+    if len(found) <= 1:
+        return found[0] if found else []
+    # Sorted runs: the sort merges them in linear time.
+    return sorted(itertools.chain.from_iterable(found))
 
 
 # An operator that begins with "<" applied to a call is code, not a tag: `<-` (R, Go, Scala and
@@ -384,12 +420,13 @@ def _is_operator_call(text: str, start: int, after_bracket: int, name: int) -> b
     return call.group(2).replace("_", "").replace(".", "").lower().startswith(_CALLED_NAMES)
 
 
-def scan(text: str, candidates: re.Pattern[str] | None = None) -> list[Hit]:
-    """All forged markup in `text`, in order. `candidates` is replaceable for the tests only."""
+def scan(text: str, candidates: re.Pattern[str] | None = None, others: str | None = None) -> list[Hit]:
+    """All forged markup in `text`, in order. `others` is `text`'s non-ASCII characters
+    (promptd.text.non_ascii), when the caller has them; `candidates` is replaceable for the tests
+    only."""
     hits: list[Hit] = []
     resume = 0
-    for match in _candidates(text) if candidates is None else candidates.finditer(text):
-        start = match.start()
+    for start in _candidate_starts(text, others) if candidates is None else [match.start() for match in candidates.finditer(text)]:
         if start < resume:
             continue  # inside an escape already read as one unit
         if text[start] in _BRACKET_SET:
