@@ -23,6 +23,7 @@ operator that begins with "<" applied to a call (`a <- system_reminder(x)`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -140,43 +141,93 @@ BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *table_brackets(),
 INTERESTING = BRACKETS + PUA_OPEN + PUA_CLOSE + "".join(INTRODUCERS)
 
 
-# How many folded characters of a name the bracket's look-ahead reads in plain ASCII before it
-# leaves the rest to the reader: enough to pass over ordinary markup (`</div>`, `<dl>`, `<code>`)
-# in the regex engine, where a call of the reader per tag made HTML several times slower.
-_LOOKAHEAD_CHARS = 4
+# Non-ASCII characters the bracket's look-ahead judges itself instead of handing them to the
+# reader: invisibles and spaces (which the reader passes over) and the look-alike letters an
+# attacker packs densely (Latin-1, Greek, Cyrillic, fullwidth forms). Anything else non-ASCII is
+# left to the reader.
+_JUDGED_RANGES = ((0x80, 0x100), (0x370, 0x400), (0x400, 0x460), (0x2000, 0x2070), (0xFE00, 0xFE10), (0xFF01, 0xFF5F))
+_JUDGED_EXTRA = "\u034f\u115f\u1160\u180e\u3000\u3164\ufeff\uffa0"
 
 
-def _name_start_pattern() -> str:
-    """What may follow an ASCII "<" where a tag name could begin: the first `_LOOKAHEAD_CHARS`
-    folded characters of a spelling (_PREFIXES), read in plain ASCII as the reader reads them,
-    with the separators and invisibles it passes over between them (possessively: they are never
-    a bracket, so two brackets' look-aheads never cover the same run); or, at any point, a unit
-    only the reader can judge: an escape introducer, a non-ASCII character, or inline markup
-    (_MARKUP: `<<b></b>system-reminder>`)."""
-    skip = "[" + re.escape("".join(c for c in map(chr, range(0x80)) if _ASCII_TABLE.get(ord(c), "x") is None)) + "]*+"
-    handed_over = "[" + re.escape("".join(c for c in INTRODUCERS if c.isascii())) + r"\x80-\U0010ffff]|<[A-Za-z/!]"
+def _judged() -> tuple[str, str]:
+    """Of the judged characters: those every reading of which the reader passes over, and those
+    every reading of which is one character that is neither passed over nor "<" (a letter, or a
+    character that ends a name). A character with a longer reading, with readings that disagree,
+    or an escape introducer is left to the reader."""
+    skipped: list[str] = []
+    single: list[str] = []
+    for ch in (chr(c) for low, high in _JUDGED_RANGES for c in range(low, high)):
+        if ch in INTRODUCERS:
+            continue
+        readings = fold_all(ch)
+        passed = [not r or all(c in _SKIPPED for c in r) for r in readings]
+        if all(passed):
+            skipped.append(ch)
+        elif not any(passed) and all(len(r) == 1 and r != "<" for r in readings):
+            single.append(ch)
+    return "".join(skipped + [c for c in _JUDGED_EXTRA if all(not r or all(x in _SKIPPED for x in r) for r in fold_all(c))]), "".join(single)
 
-    def after(seen: str, depth: int) -> str:
-        if depth == _LOOKAHEAD_CHARS:
-            return ""
-        following: dict[str, list[str]] = {}
-        complete: list[str] = []
-        for code, folded in _ASCII_TABLE.items():
-            if folded is None or chr(code) == "<":
-                continue
-            reached = _advance(seen, folded)
-            if reached is _COMPLETED:
-                complete.append(chr(code))
-            elif reached is not None:
-                following.setdefault(reached, []).append(chr(code))
-        branches = [handed_over]
-        if complete:
-            branches.append("[" + re.escape("".join(complete)) + "]")
-        for reached, chars in sorted(following.items()):
-            branches.append("[" + re.escape("".join(chars)) + "]" + skip + after(reached, depth + 1))
-        return "(?:" + "|".join(branches) + ")"
 
-    return skip + after("", 0)
+# _judged() by the Unicode data version that folded it (computing it costs a few milliseconds at
+# every start); the tests check the entry for the running version against the computation.
+KNOWN_JUDGED: dict[str, tuple[str, str]] = {}
+
+
+def _ranges(chars: str) -> str:
+    """`chars` as the inside of a regex character class, runs of code points as ranges."""
+    points = sorted({ord(c) for c in chars})
+    out: list[str] = []
+    i = 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        low, high = re.escape(chr(points[i])), re.escape(chr(points[j]))
+        out.append(low if i == j else low + high if j == i + 1 else low + "-" + high)
+        i = j + 1
+    return "".join(out)
+
+
+def _fewest_units() -> int:
+    """The fewest characters a name can be written in: one per folded letter, or one for each
+    folded run a single plain character reads as (TR39 reads "m" as "rn")."""
+    longer = {folded for folded in _ASCII_TABLE.values() if folded is not None and len(folded) > 1}
+
+    def fewest(word: str) -> int:
+        best = [0] + [len(word) + 1] * len(word)
+        for end in range(1, len(word) + 1):
+            best[end] = best[end - 1] + 1
+            for run in longer:
+                if word[:end].endswith(run):
+                    best[end] = min(best[end], best[end - len(run)] + 1)
+        return best[len(word)]
+
+    return min(fewest(word) for word in _COMPLETE if not word.startswith("/"))
+
+
+def _name_pattern() -> str:
+    """What may follow a bracket where a tag name could begin, for its look-ahead: fewer
+    characters of the names' alphabet than a name needs, then one more, or a unit only the reader
+    can judge (an escape introducer, a non-ASCII character not judged here, a piece of inline
+    markup: `<sys<b></b>tem-reminder>`); with what the reader passes over between them
+    (possessively: it is never a bracket, so two brackets' look-aheads never cover the same run).
+    A superset of what the reader accepts, checked by tests against a scan that looks
+    everywhere. Ordinary markup (`</div>`, `<dl>`), runs of brackets and near-misses
+    (`<system-reminde<`) fail here in the regex engine, where a call of the reader per bracket
+    made them slow."""
+    skipped, single = KNOWN_JUDGED.get(unicodedata.unidata_version) or _judged()
+    alphabet = set("".join(word for word in _COMPLETE))
+    letters = [chr(code) for code, folded in _ASCII_TABLE.items() if folded is not None and chr(code) != "<" and all(c in alphabet for c in folded)]
+    letters += [ch for ch in single if not alphabet.isdisjoint(fold_all(ch))]
+    ascii_skip = "".join(c for c in map(chr, range(0x80)) if _ASCII_TABLE.get(ord(c), "x") is None)
+    skip = "[" + _ranges(ascii_skip + skipped) + "]*+"
+    letter = "[" + _ranges("".join(letters)) + "]"
+    # Non-ASCII characters judged here that are no letter of a name end it, as brackets do; the
+    # others go to the reader.
+    brackets = "".join(c for c in BRACKETS if not c.isascii() and set(fold_all(c)) == {"<"})
+    handed_over = "[" + _ranges("".join(c for c in INTRODUCERS if c.isascii())) + "]|[^" + _ranges("".join(map(chr, range(0x80))) + skipped + single + brackets) + "]|" + _MARKUP.pattern
+    units = _fewest_units()
+    return skip + "(?:/" + skip + ")?(?:" + letter + skip + "){0," + str(units - 1) + "}+(?:" + letter + "|" + handed_over + ")"
 
 
 def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
@@ -210,7 +261,7 @@ def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
     # A run of backslashes is entered only at its first backslash (the look-behind) and read
     # possessively: tried from every backslash of the run, it would be quadratic.
     backslash = r"\\(?<!\\\\\\\\)(?ai:\\*+(?:[ux]\{0*(?:" + hexes + r")\}|u0*(?:" + hexes + r")|x(?:" + ascii_bytes + r")|0*(?:" + octals + r")))"
-    bracket = "<(?=" + _name_start_pattern() + ")"
+    bracket = "<(?=" + _name_pattern() + ")"
     # Each with its first character (the backslash pattern's is the escaped "\\"), which must be in
     # a text for the pattern to match there.
     ascii_patterns = [(p[0], re.compile(p)) for p in (bracket, entity, percent, backslash)]
@@ -374,6 +425,13 @@ _ASCII_CANDIDATES, _OTHER_STARTS = _candidate_patterns()
 _OTHER_BMP_STARTS = "".join(c for c in _OTHER_STARTS if ord(c) <= 0xFFFF)
 
 
+@functools.cache
+def _other_start(ch: str) -> re.Pattern[str]:
+    """The pattern for a non-ASCII start: a bracket with the ASCII bracket's look-ahead, anything
+    else as it is. Compiled when a text first holds the character."""
+    return re.compile(re.escape(ch) + ("(?=" + _name_pattern() + ")" if ch in _BRACKET_SET else ""))
+
+
 def _candidate_starts(text: str, others: str | None) -> list[int]:
     """Where `_candidate_patterns`' patterns match in `text`, in order. Each pattern begins with a
     literal, so the regex engine skips to the next one at memchr speed; a pattern whose first
@@ -385,7 +443,7 @@ def _candidate_starts(text: str, others: str | None) -> list[int]:
         present = non_ascii(text).chars if others is None else others
         for ch in _OTHER_STARTS if has_astral(present) else _OTHER_BMP_STARTS:
             if ch in present:
-                found.append([match.start() for match in re.finditer(re.escape(ch), text)])
+                found.append([match.start() for match in _other_start(ch).finditer(text)])
     found = [starts for starts in found if starts]
     if len(found) <= 1:
         return found[0] if found else []
