@@ -99,13 +99,21 @@ class _Edit(NamedTuple):
 
 def sanitize(text: str, nonce: str | None = None) -> Sanitized:
     """Neutralizes forged reminder markup in untrusted `text`; with `nonce`, also copies of it."""
-    # Most text holds nothing to neutralize: found so with the stream's own checks, in its order,
-    # without building a stream.
     others = non_ascii(text)
+    delimiters = 0
+    if markup.PUA_OPEN in others.chars or markup.PUA_CLOSE in others.chars:
+        # A raw delimiter is replaced wherever it stands and takes no part in reading anything
+        # else (it ends a tag name, as its replacement does), so a plain replace does what the
+        # scan would, without a hit per delimiter.
+        delimiters = text.count(markup.PUA_OPEN) + text.count(markup.PUA_CLOSE)
+        text = text.replace(markup.PUA_OPEN, DELIMITER_TEXT[markup.PUA_OPEN]).replace(markup.PUA_CLOSE, DELIMITER_TEXT[markup.PUA_CLOSE])
+        others = non_ascii(text)
+    # Most text holds nothing (more) to neutralize: found so with the stream's own checks, in its
+    # order, without building a stream.
     if not others.surrogates and not may_hold_smuggled_runs(text, others.chars) and not (nonce and nonce_copies(text, nonce)) and not scan(text, others=others.chars):
-        return Sanitized(text, 0)
+        return Sanitized(text, delimiters)
     stream = sanitize_stream([text], nonce)
-    return Sanitized(stream.texts[0], stream.neutralized)
+    return Sanitized(stream.texts[0], delimiters + stream.neutralized)
 
 
 # Texts that come back turn after turn (a static provider's fragment, a context's role instructions)

@@ -225,7 +225,9 @@ def _name_pattern() -> str:
     # Non-ASCII characters judged here that are no letter of a name end it, as brackets do; the
     # others go to the reader.
     brackets = "".join(c for c in BRACKETS if not c.isascii() and set(fold_all(c)) == {"<"})
-    handed_over = "[" + _ranges("".join(c for c in INTRODUCERS if c.isascii())) + "]|[^" + _ranges("".join(map(chr, range(0x80))) + skipped + single + brackets) + "]|" + _MARKUP.pattern
+    # An escape of "<" ends a name as "<" does, so it is not handed over (`<system-reminde&lt;`).
+    escapes = r"&(?!(?ai:(?:amp;?)*lt))|%(?!(?ai:(?:25)*(?:3c|u0*3c)))|\\(?!(?ai:\\*+(?:[ux]\{0*3c\}|u0*3c|x3c|0*74)))"
+    handed_over = escapes + "|[^" + _ranges("".join(map(chr, range(0x80))) + skipped + single + brackets) + "]|" + _MARKUP.pattern
     units = _fewest_units()
     return skip + "(?:/" + skip + ")?(?:" + letter + skip + "){0," + str(units - 1) + "}+(?:" + letter + "|" + handed_over + ")"
 
@@ -242,8 +244,6 @@ def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
     matched whole, so a long run is read once rather than from each of its characters.
     """
     points = sorted({ord(ch) for ch in INTERESTING})
-    hexes = "|".join(f"{p:x}" for p in points)
-    octals = "|".join(f"{p:o}" for p in points if p < 0o400)
     # Only a value holding a bracket can fold to "<" (BRACKETS holds every character whose fold is
     # "<"), so the others are not folded.
     names = sorted(
@@ -254,14 +254,43 @@ def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
     # Escapes are matched case-insensitively (`&LT;`, `%3c`, `\\U0000003C`) after their literal
     # introducer; the bracket's look-ahead is not, because Unicode case-insensitive classes also
     # match letters such as the dotless i or the long s, which must stay readers' business.
-    entity = r"&(?ai:(?:amp;?)*(?:#|" + "|".join(n for n in names if n.lower() != "amp") + "))"
+    # An escape of "<" itself is followed by the bracket's look-ahead (a near-miss after `&lt;`
+    # fails in the regex engine too); the other escapes are left to the reader. Each kind is
+    # guarded by the characters it can go on with, so a run of introducers fails at once.
+    name = "(?=" + _name_pattern() + ")"
+    lt_names = [n for n in names if n.lower() == "lt"]
+    entity = (
+        r"&(?=[#"
+        + _ranges("".join({n[0].lower() + n[0].upper() for n in names}) + "aA")
+        + r"])(?ai:(?:amp;?)*)(?:(?ai:"
+        + "|".join(lt_names)
+        + ");?"
+        + name
+        + "|(?ai:#|"
+        + "|".join(n for n in names if n.lower() not in ("amp", "lt"))
+        + "))"
+    )
     # Any percent byte that is ASCII-interesting, or a UTF-8 lead byte (the multi-byte forms).
-    ascii_bytes = "|".join(f"{p:02x}" for p in points if p < 0x80)
-    percent = r"%(?ai:(?:25)*(?:" + ascii_bytes + r"|[c-f][0-9a-f]|u0*(?:" + hexes + r")))"
+    other_bytes = "|".join(f"{p:02x}" for p in points if p < 0x80 and p != 0x3C)
+    other_hexes = "|".join(f"{p:x}" for p in points if p != 0x3C)
+    percent = r"%(?=[0-9a-fA-FuU])(?ai:(?:25)*)(?:(?ai:3c|u0*3c)" + name + r"|(?ai:" + other_bytes + r"|[c-f][0-9a-f]|u0*(?:" + other_hexes + r")))"
     # A run of backslashes is entered only at its first backslash (the look-behind) and read
     # possessively: tried from every backslash of the run, it would be quadratic.
-    backslash = r"\\(?<!\\\\\\\\)(?ai:\\*+(?:[ux]\{0*(?:" + hexes + r")\}|u0*(?:" + hexes + r")|x(?:" + ascii_bytes + r")|0*(?:" + octals + r")))"
-    bracket = "<(?=" + _name_pattern() + ")"
+    other_octals = "|".join(f"{p:o}" for p in points if p < 0o400 and p != 0x3C)
+    backslash = (
+        r"\\(?<!\\\\\\\\)(?ai:\\*+)(?:(?ai:[ux]\{0*3c\}|u0*3c|x3c|0*74)"
+        + name
+        + r"|(?ai:[ux]\{0*(?:"
+        + other_hexes
+        + r")\}|u0*(?:"
+        + other_hexes
+        + r")|x(?:"
+        + other_bytes
+        + r")|0*(?:"
+        + other_octals
+        + r")))"
+    )
+    bracket = "<" + name
     # Each with its first character (the backslash pattern's is the escaped "\\"), which must be in
     # a text for the pattern to match there.
     ascii_patterns = [(p[0], re.compile(p)) for p in (bracket, entity, percent, backslash)]
