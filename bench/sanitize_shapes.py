@@ -107,6 +107,10 @@ SHAPES: list[tuple[str, Callable[[], str], str]] = [
     ("worst: a run of <", lambda: repeated("<"), "worst"),
     ("worst: a run of &", lambda: repeated("&"), "worst"),
     ("worst: < with zero-width joiners", lambda: repeated("<\u200d\u200d\u200dsystem\u200dreminde"), "worst"),
+    ("worst: a run of fullwidth ＜", lambda: repeated("\uff1c"), "worst"),
+    ("worst: ＜ｓ pairs (fullwidth)", lambda: repeated("\uff1c\uff53"), "worst"),
+    ("worst: <ѕ pairs (Cyrillic dze)", lambda: repeated("<\u0455"), "worst"),
+    ("worst: < + zero-width joiner pairs", lambda: repeated("<\u200d"), "worst"),
     ("worst: unclosed PUA openings", lambda: repeated("\ue203" + NONCE + "\n"), "worst"),
     # Was quadratic: two sizes, so a regression shows as a falling rate without a minutes-long run.
     ("worst: a run of backslashes (64 KiB)", lambda: repeated("\\", 64 << 10), "worst"),

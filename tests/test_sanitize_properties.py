@@ -11,9 +11,10 @@ from support.trust import make_trust
 
 from promptd.reminders import keyed
 from promptd.reminders.provenance import parse, strip, trigger_markup, wrap_trusted
-from promptd.reminders.sanitize import sanitize
-from promptd.reminders.sanitizer import detect
+from promptd.reminders.sanitize import nonce_copies, sanitize
+from promptd.reminders.sanitizer import detect, tags
 from promptd.reminders.values import sanitize_value
+from promptd.text import non_ascii
 
 NONCE = "5f0c2a9be31d4478a6c1e0f9b2d3c4a5"
 OTHER_NONCE = "00000000000000000000000000000000"
@@ -262,3 +263,84 @@ def test_keys_that_collide_after_sanitizing_are_all_kept(mapping):
     cleaned, _ = sanitize_value(mapping, NONCE)
     assert len(cleaned) == len(mapping)
     assert sorted(cleaned.values()) == sorted(mapping.values())
+
+
+@SETTINGS
+@given(TEXT)
+def test_the_counted_check_for_smuggled_tag_runs_agrees_with_the_search(text):
+    assert tags.may_hold_smuggled_runs(text, non_ascii(text).chars) == any(True for _ in tags.smuggled_runs(text))
+
+
+@SETTINGS
+@given(TEXT)
+def test_the_non_ascii_characters_are_read_in_order_and_surrogates_noticed(text):
+    found = non_ascii(text)
+    assert found.chars == "".join(c for c in text if not c.isascii())
+    assert found.surrogates == any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+@SETTINGS
+@given(TEXT, st.sampled_from([NONCE, NONCE.upper(), "0123456789abcdef", "kelvin-and-long-s"]))
+def test_nonce_copies_are_found_as_a_case_insensitive_search_finds_them(text, nonce):
+    for joined in (text + nonce.upper() + text, text + "\u212a" + nonce + text):
+        expected = [m.start() for m in re.finditer(re.escape(nonce), joined, re.IGNORECASE)]
+        assert nonce_copies(joined, nonce) == expected
+
+
+def _look_alikes() -> list[str]:
+    """Characters the bracket's look-ahead judges itself: each letter of a name in both cases, its
+    judged look-alikes, and what the reader passes over between letters."""
+    skipped, single = detect._judged()
+    letters = set("systemreminderdisplaytrigger")
+    alikes = [c for c in single if not letters.isdisjoint(detect.fold_all(c))]
+    return sorted(letters | {c.upper() for c in letters} | set(alikes) | set(skipped[::7]) | {"m", "rn", "cl", "/", "<", "\uff1c"})
+
+
+def _writings() -> dict[str, list[str]]:
+    """For each character of a tag name, the characters that may stand for it."""
+    skipped, single = detect._judged()
+    out: dict[str, list[str]] = {}
+    for ch in set("".join(detect.TAG_NAMES)):
+        if ch == "-":
+            out[ch] = ["-", "_", " ", ".", *skipped[::9]]
+            continue
+        out[ch] = [ch, ch.upper(), *(c for c in single if ch in detect.fold_all(c))]
+    out["m"].append("rn")
+    out["d"].append("cl")
+    return out
+
+
+WRITINGS = _writings()
+
+
+@st.composite
+def written_names(draw):
+    """A tag name written with look-alikes, separators and invisibles, whole or cut short, with
+    anything after it: the look-ahead decides these itself, so it must let through every place
+    the reader accepts."""
+    name = draw(st.sampled_from(detect.TAG_NAMES))
+    out = ["<", draw(st.sampled_from(["", "/", " /", "\u200d"]))]
+    for ch in name:
+        out.append(draw(st.sampled_from(WRITINGS[ch])))
+        if draw(st.integers(0, 5)) == 0:
+            out.append(draw(st.sampled_from(_look_alikes())))
+    cut = draw(st.integers(0, len(out)))
+    return "".join(out[: cut if draw(st.booleans()) else len(out)]) + draw(st.sampled_from(["", ">", "<", " x", "\uff1c", "<b>", "&#115;"]))
+
+
+NAME_TEXT = written_names()
+NAMES_IN_A_ROW = st.lists(st.one_of(NAME_TEXT, st.sampled_from(FRAGMENTS)), max_size=6).map("".join)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(NAME_TEXT, NAMES_IN_A_ROW))
+def test_the_bracket_look_ahead_lets_through_every_name_the_reader_reads(text):
+    assert detect.scan(text) == detect.scan(text, EVERY_PLACE)
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(detect._COMPLETE)), st.lists(st.sampled_from(_look_alikes()), max_size=3))
+def test_every_spelling_is_found_whatever_judged_characters_follow(name, after):
+    # Each folded spelling written back in plain letters ("rn" as written), then anything.
+    text = "<" + name + "".join(after)
+    assert detect.scan(text) == detect.scan(text, EVERY_PLACE) != []

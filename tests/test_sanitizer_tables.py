@@ -16,3 +16,10 @@ def test_the_known_brackets_of_the_running_unicode_version_are_the_computed_ones
 
     assert unicodedata.unidata_version in detect.KNOWN_TABLE_BRACKETS  # else every start computes them
     assert detect.table_brackets() == detect._table_brackets()
+
+
+def test_the_known_judged_characters_of_the_running_unicode_version_are_the_computed_ones():
+    import unicodedata
+
+    assert unicodedata.unidata_version in detect.KNOWN_JUDGED  # else every start computes them
+    assert detect.KNOWN_JUDGED[unicodedata.unidata_version] == detect._judged()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from enum import StrEnum
+from typing import NamedTuple
 
 ELLIPSIS = "…"
 
@@ -33,10 +34,45 @@ GLUED_HALVES = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 REPLACEMENT_CHARACTER = "\ufffd"
 
 
+class NonAscii(NamedTuple):
+    """The non-ASCII characters of a text, in order (usually a few), and whether a lone surrogate
+    is among them: what the scans that look for non-ASCII characters read instead of the text."""
+
+    chars: str
+    surrogates: bool
+
+
+_ASCII_BYTES = bytes(range(0x80))
+
+
+def non_ascii(text: str) -> NonAscii:
+    """`NonAscii` of `text`, at C speed: its UTF-8 form without the ASCII bytes leaves every other
+    character whole (a character class over the text reads it one character at a time, several
+    times slower). A lone surrogate has no strict UTF-8 form, which is how one is noticed."""
+    if text.isascii():
+        return NonAscii("", False)
+    try:
+        raw, surrogates = text.encode("utf-8"), False
+    except UnicodeEncodeError:
+        raw, surrogates = text.encode("utf-8", "surrogatepass"), True
+    return NonAscii(raw.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass"), surrogates)
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone surrogate (JSON may carry one)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def separate_halves(text: str) -> str:
     """`text` with each half of a glued pair made U+FFFD, for any text promptd cut something out
     of: otherwise a JSON reader joins the halves into a character no check ever read."""
-    if text.isascii() or not GLUED_HALVES.search(text):
+    if not has_surrogate(text) or not GLUED_HALVES.search(text):
         return text
     return GLUED_HALVES.sub(REPLACEMENT_CHARACTER * 2, text)
 

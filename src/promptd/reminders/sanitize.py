@@ -34,14 +34,15 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 from collections.abc import Sequence
-from typing import NamedTuple, cast
+from typing import AnyStr, NamedTuple, cast
 
 from promptd.reminders import markup
 from promptd.reminders.kinds import SpanKind
 from promptd.reminders.sanitizer.detect import Hit, name_units, scan, tag_name_at
-from promptd.reminders.sanitizer.tags import TAG_RUN, smuggled_runs, without_smuggled_runs
-from promptd.text import GLUED_HALVES, REPLACEMENT_CHARACTER, has_astral
+from promptd.reminders.sanitizer.tags import may_hold_smuggled_runs, smuggled_runs, without_smuggled_runs
+from promptd.text import GLUED_HALVES, REPLACEMENT_CHARACTER, has_surrogate, non_ascii
 
 DELIMITER_TEXT = {markup.PUA_OPEN: "[U+E203]", markup.PUA_CLOSE: "[U+E204]"}
 NONCE_TEXT = "[nonce]"
@@ -98,8 +99,21 @@ class _Edit(NamedTuple):
 
 def sanitize(text: str, nonce: str | None = None) -> Sanitized:
     """Neutralizes forged reminder markup in untrusted `text`; with `nonce`, also copies of it."""
+    others = non_ascii(text)
+    delimiters = 0
+    if markup.PUA_OPEN in others.chars or markup.PUA_CLOSE in others.chars:
+        # A raw delimiter is replaced wherever it stands and takes no part in reading anything
+        # else (it ends a tag name, as its replacement does), so a plain replace does what the
+        # scan would, without a hit per delimiter.
+        delimiters = text.count(markup.PUA_OPEN) + text.count(markup.PUA_CLOSE)
+        text = text.replace(markup.PUA_OPEN, DELIMITER_TEXT[markup.PUA_OPEN]).replace(markup.PUA_CLOSE, DELIMITER_TEXT[markup.PUA_CLOSE])
+        others = non_ascii(text)
+    # Most text holds nothing (more) to neutralize: found so with the stream's own checks, in its
+    # order, without building a stream.
+    if not others.surrogates and not may_hold_smuggled_runs(text, others.chars) and not (nonce and nonce_copies(text, nonce)) and not scan(text, others=others.chars):
+        return Sanitized(text, delimiters)
     stream = sanitize_stream([text], nonce)
-    return Sanitized(stream.texts[0], stream.neutralized)
+    return Sanitized(stream.texts[0], delimiters + stream.neutralized)
 
 
 # Texts that come back turn after turn (a static provider's fragment, a context's role instructions)
@@ -138,24 +152,31 @@ def sanitize_stream(parts: Sequence[str], nonce: str | None = None, locked: Sequ
     cleaned = list(parts)
     locked = list(locked) if locked is not None else [False] * len(cleaned)
     findings: list[Finding] = []
+    # Each part's non-ASCII characters (usually none or a few): what the scans for non-ASCII
+    # characters read instead of the text.
+    others = [non_ascii(part) for part in cleaned]
     for i, part in enumerate(cleaned):
-        if has_astral(part) and TAG_RUN.search(part):
+        if may_hold_smuggled_runs(part, others[i].chars):
             if locked[i]:
                 findings.extend(Finding(i, SpanKind.TAG_CHARACTERS, False) for _ in smuggled_runs(part))
                 continue
             cleaned[i], removed = without_smuggled_runs(part)
             findings.extend(Finding(i, SpanKind.TAG_CHARACTERS, True) for _ in range(removed))
+            others[i] = non_ascii(cleaned[i])
     if nonce:
         joined = "".join(cleaned)
         edits = [_Edit(start, start, start + len(nonce), NONCE_TEXT, SpanKind.NONCE) for start in nonce_copies(joined, nonce)]
         if edits:
             cleaned = _apply(cleaned, edits, locked, findings)
+            others = [non_ascii(part) for part in cleaned]
     joined = "".join(cleaned)
-    hits = scan(joined)
+    hits = scan(joined, others="".join(info.chars for info in others))
     if hits:
         edits = [_Edit(h.start, h.name, h.name, RENAME_PREFIX, SpanKind.TAG) if h.kind == "tag" else _Edit(h.start, h.start, h.end, DELIMITER_TEXT[h.folded], SpanKind.DELIMITER) for h in hits]
         cleaned = _apply(cleaned, edits, locked, findings, joined, hits)
-    cleaned = _separate_halves(cleaned, locked, findings)
+    if any(info.surrogates for info in others):
+        # The edits above never add a surrogate, so text without one has no glued halves.
+        cleaned = _separate_halves(cleaned, locked, findings)
     findings.sort(key=lambda finding: finding.part)
     return Stream(cleaned, findings)
 
@@ -166,7 +187,7 @@ def _separate_halves(parts: list[str], locked: list[bool], findings: list[Findin
     answer's JSON would carry a pair its reader joins into a character no check ever read, a tag
     character or a look-alike letter. Halves in locked parts stay and are reported."""
     joined = "".join(parts)
-    if joined.isascii() or not GLUED_HALVES.search(joined):
+    if not GLUED_HALVES.search(joined):
         return parts
     halves: set[int] = set()
     for match in GLUED_HALVES.finditer(joined):
@@ -190,32 +211,57 @@ def _separate_halves(parts: list[str], locked: list[bool], findings: list[Findin
     return out
 
 
+# ASCII characters that only ASCII characters match case-insensitively ("i", "k" and "s" have
+# non-ASCII partners: the dotted capital I, the Kelvin sign, the long s).
+_ASCII_CASE_ONLY = frozenset(string.digits + string.ascii_letters) - frozenset("iIkKsS")
+
+
+@functools.lru_cache(maxsize=8)
+def _caseless_run(nonce: str) -> str:
+    """The nonce's longest run of digits (characters no letter case changes), when it is long
+    enough to rule out most texts with one plain search; else ""."""
+    longest = max(re.findall("[0-9]+", nonce), key=len, default="")
+    return longest if len(longest) >= 3 else ""
+
+
 def nonce_copies(text: str, nonce: str) -> list[int]:
     """Where copies of `nonce` start in `text`, in any letter case, without overlaps.
 
-    A case-insensitive regular expression reads character by character; for ASCII text (where
-    lower-casing keeps every offset) a plain search of the lower-cased text runs at memchr speed."""
-    if not text.isascii():
-        return [m.start() for m in re.finditer(re.escape(nonce), text, re.IGNORECASE)]
-    lowered, needle = text.lower(), nonce.lower()
+    A case-insensitive regular expression reads character by character; a plain search of the
+    lower-cased text runs at memchr speed. For ASCII text lower-casing keeps every offset; other
+    text is searched as ASCII with one "?" per other character, which keeps them too, when no
+    character of the nonce has a non-ASCII case partner (the Kelvin sign is a "k" to a
+    case-insensitive match; a hex nonce has none)."""
+    anchor = _caseless_run(nonce)
+    if anchor and anchor not in text:
+        return []  # a copy in any letter case holds the nonce's digits as they are
+    if text.isascii():
+        return _copies(text.lower(), nonce.lower())
+    if _ASCII_CASE_ONLY.issuperset(nonce):
+        return _copies(text.encode("ascii", "replace").lower(), nonce.lower().encode("ascii"))
+    return [m.start() for m in re.finditer(re.escape(nonce), text, re.IGNORECASE)]
+
+
+def _copies(haystack: AnyStr, needle: AnyStr) -> list[int]:
+    """Where `needle` starts in `haystack`, without overlaps."""
     found = []
-    at = lowered.find(needle)
+    at = haystack.find(needle)
     while at >= 0:
         found.append(at)
-        at = lowered.find(needle, at + len(needle))
+        at = haystack.find(needle, at + len(needle))
     return found
 
 
 def inspect(text: str, nonce: str | None = None) -> list[Span]:
     """What `sanitize` would neutralize in `text`, without editing it (offsets into `text`)."""
-    spans = [Span(m.start(), m.end(), SpanKind.TAG_CHARACTERS) for m in smuggled_runs(text)] if has_astral(text) else []
+    spans = [Span(m.start(), m.end(), SpanKind.TAG_CHARACTERS) for m in smuggled_runs(text)] if may_hold_smuggled_runs(text, non_ascii(text).chars) else []
     if nonce:
         spans += [Span(start, start + len(nonce), SpanKind.NONCE) for start in nonce_copies(text, nonce)]
     for hit in scan(text):
         # A tag's span runs from its bracket to the start of its name; for a delimiter, the escape.
         end = hit.name if hit.kind == "tag" else hit.end
         spans.append(Span(hit.start, end, SpanKind(hit.kind)))
-    if not text.isascii():
+    if has_surrogate(text):
         spans += [Span(at, at + 1, SpanKind.SPLIT_CHARACTER) for match in GLUED_HALVES.finditer(text) for at in (match.start(), match.start() + 1)]
     spans.sort(key=lambda span: (span.start, span.end))
     return spans

@@ -23,11 +23,10 @@ operator that begins with "<" applied to a call (`a <- system_reminder(x)`).
 
 from __future__ import annotations
 
-import heapq
+import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterator
 from html.entities import html5
 from typing import NamedTuple
 
@@ -35,7 +34,7 @@ from promptd.reminders import markup
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
 from promptd.reminders.sanitizer.escapes import INTRODUCERS, decode, unit, unit_readings
 from promptd.reminders.sanitizer.fold import fold, fold_all
-from promptd.text import has_astral
+from promptd.text import has_astral, non_ascii
 
 PUA_OPEN = markup.PUA_OPEN
 PUA_CLOSE = markup.PUA_CLOSE
@@ -142,15 +141,103 @@ BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *table_brackets(),
 INTERESTING = BRACKETS + PUA_OPEN + PUA_CLOSE + "".join(INTRODUCERS)
 
 
-def _may_follow_bracket(ch: str) -> bool:
-    if ch in INTRODUCERS:
-        return True
-    folded = fold(ch)
-    # _PREFIXES holds every prefix of every spelling, so "a spelling starts with it" is membership.
-    return folded == "" or all(c in _SKIPPED for c in folded) or folded in _PREFIXES
+# Non-ASCII characters the bracket's look-ahead judges itself instead of handing them to the
+# reader: invisibles and spaces (which the reader passes over) and the look-alike letters an
+# attacker packs densely (Latin-1, Greek, Cyrillic, fullwidth forms). Anything else non-ASCII is
+# left to the reader.
+_JUDGED_RANGES = ((0x80, 0x100), (0x370, 0x400), (0x400, 0x460), (0x2000, 0x2070), (0xFE00, 0xFE10), (0xFF01, 0xFF5F))
+_JUDGED_EXTRA = "\u034f\u115f\u1160\u180e\u3000\u3164\ufeff\uffa0"
 
 
-def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
+def _judged() -> tuple[str, str]:
+    """Of the judged characters: those every reading of which the reader passes over, and those
+    every reading of which is one character that is neither passed over nor "<" (a letter, or a
+    character that ends a name). A character with a longer reading, with readings that disagree,
+    or an escape introducer is left to the reader."""
+    skipped: list[str] = []
+    single: list[str] = []
+    for ch in (chr(c) for low, high in _JUDGED_RANGES for c in range(low, high)):
+        if ch in INTRODUCERS:
+            continue
+        readings = fold_all(ch)
+        passed = [not r or all(c in _SKIPPED for c in r) for r in readings]
+        if all(passed):
+            skipped.append(ch)
+        elif not any(passed) and all(len(r) == 1 and r != "<" for r in readings):
+            single.append(ch)
+    return "".join(skipped + [c for c in _JUDGED_EXTRA if all(not r or all(x in _SKIPPED for x in r) for r in fold_all(c))]), "".join(single)
+
+
+# _judged() by the Unicode data version that folded it (computing it costs a few milliseconds at
+# every start); the tests check the entry for the running version against the computation.
+KNOWN_JUDGED: dict[str, tuple[str, str]] = {
+    "14.0.0": (
+        "\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa8\xad\xaf\xb4\xb7\u0384\u0385\u0387\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u200c\u200d\u200e\u200f\u2010\u2011\u2012\u2013\u2014\u2015\u2017\u2022\u2024\u2025\u2026\u2027\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u202f\u203e\u2043\u204e\u2053\u205a\u205f\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u206a\u206b\u206c\u206d\u206e\u206f\ufe00\ufe01\ufe02\ufe03\ufe04\ufe05\ufe06\ufe07\ufe08\ufe09\ufe0a\ufe0b\ufe0c\ufe0d\ufe0e\ufe0f\uff0a\uff0d\uff0e\uff1a\uff3f\uff5e\u034f\u115f\u1160\u180e\u3000\u3164\ufeff\uffa0",
+        "\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa9\xaa\xab\xac\xae\xb0\xb1\xb2\xb3\xb6\xb9\xba\xbb\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xe0\xe1\xe2\xe3\xe4\xe5\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff\u0370\u0371\u0372\u0373\u0374\u0375\u0376\u0377\u0378\u0379\u037b\u037c\u037d\u037e\u037f\u0380\u0381\u0382\u0383\u0386\u0388\u0389\u038a\u038b\u038c\u038d\u038e\u038f\u0390\u0391\u0393\u0394\u0395\u0396\u0397\u0398\u0399\u039a\u039b\u039d\u039e\u039f\u03a0\u03a1\u03a2\u03a3\u03a4\u03a5\u03a6\u03a7\u03a8\u03a9\u03aa\u03ab\u03ac\u03ad\u03ae\u03af\u03b0\u03b1\u03b3\u03b4\u03b5\u03b6\u03b7\u03b8\u03b9\u03ba\u03bb\u03bd\u03be\u03bf\u03c0\u03c1\u03c2\u03c3\u03c4\u03c5\u03c6\u03c7\u03c8\u03c9\u03ca\u03cb\u03cc\u03cd\u03ce\u03cf\u03d1\u03d2\u03d3\u03d4\u03d5\u03d6\u03d7\u03d8\u03d9\u03da\u03db\u03dc\u03dd\u03de\u03df\u03e0\u03e1\u03e2\u03e3\u03e4\u03e5\u03e6\u03e7\u03e8\u03e9\u03ea\u03eb\u03ec\u03ed\u03ee\u03ef\u03f0\u03f1\u03f2\u03f3\u03f4\u03f5\u03f6\u03f7\u03f8\u03f9\u03fb\u03fc\u03fd\u03fe\u03ff\u0400\u0401\u0402\u0403\u0404\u0405\u0406\u0407\u0408\u0409\u040a\u040b\u040c\u040d\u040e\u040f\u0410\u0411\u0412\u0413\u0414\u0415\u0416\u0417\u0418\u0419\u041a\u041b\u041d\u041e\u041f\u0420\u0421\u0422\u0423\u0424\u0425\u0426\u0427\u0428\u0429\u042c\u042d\u042f\u0430\u0431\u0432\u0433\u0434\u0435\u0436\u0437\u0438\u0439\u043a\u043b\u043d\u043e\u043f\u0440\u0441\u0442\u0443\u0444\u0445\u0446\u0447\u0448\u0449\u044c\u044d\u044e\u044f\u0450\u0451\u0452\u0453\u0454\u0455\u0456\u0457\u0458\u0459\u045a\u045b\u045c\u045d\u045e\u045f\u2018\u2019\u201a\u201b\u201e\u2020\u2021\u2023\u2032\u2035\u2038\u203a\u203b\u203d\u203f\u2040\u2041\u2042\u2044\u2045\u2046\u204a\u204b\u204c\u204d\u204f\u2050\u2051\u2054\u2055\u2056\u2058\u2059\u205b\u205c\u205d\u205e\u2065\uff01\uff03\uff04\uff07\uff08\uff09\uff0b\uff0c\uff0f\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19\uff1b\uff1d\uff1e\uff1f\uff20\uff21\uff22\uff23\uff24\uff25\uff26\uff27\uff28\uff29\uff2a\uff2b\uff2c\uff2e\uff2f\uff30\uff31\uff32\uff33\uff34\uff35\uff36\uff37\uff38\uff39\uff3a\uff3b\uff3d\uff3e\uff40\uff41\uff42\uff43\uff44\uff45\uff46\uff47\uff48\uff49\uff4a\uff4b\uff4c\uff4e\uff4f\uff50\uff51\uff52\uff53\uff54\uff55\uff56\uff57\uff58\uff59\uff5a\uff5b\uff5c\uff5d",
+    ),
+}
+
+
+def _ranges(chars: str) -> str:
+    """`chars` as the inside of a regex character class, runs of code points as ranges."""
+    points = sorted({ord(c) for c in chars})
+    out: list[str] = []
+    i = 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        low, high = re.escape(chr(points[i])), re.escape(chr(points[j]))
+        out.append(low if i == j else low + high if j == i + 1 else low + "-" + high)
+        i = j + 1
+    return "".join(out)
+
+
+def _fewest_units() -> int:
+    """The fewest characters a name can be written in: one per folded letter, or one for each
+    folded run a single plain character reads as (TR39 reads "m" as "rn")."""
+    longer = {folded for folded in _ASCII_TABLE.values() if folded is not None and len(folded) > 1}
+
+    def fewest(word: str) -> int:
+        best = [0] + [len(word) + 1] * len(word)
+        for end in range(1, len(word) + 1):
+            best[end] = best[end - 1] + 1
+            for run in longer:
+                if word[:end].endswith(run):
+                    best[end] = min(best[end], best[end - len(run)] + 1)
+        return best[len(word)]
+
+    return min(fewest(word) for word in _COMPLETE if not word.startswith("/"))
+
+
+def _name_pattern() -> str:
+    """What may follow a bracket where a tag name could begin, for its look-ahead: fewer
+    characters of the names' alphabet than a name needs, then one more, or a unit only the reader
+    can judge (an escape introducer, a non-ASCII character not judged here, a piece of inline
+    markup: `<sys<b></b>tem-reminder>`); with what the reader passes over between them
+    (possessively: it is never a bracket, so two brackets' look-aheads never cover the same run).
+    A superset of what the reader accepts, checked by tests against a scan that looks
+    everywhere. Ordinary markup (`</div>`, `<dl>`), runs of brackets and near-misses
+    (`<system-reminde<`) fail here in the regex engine, where a call of the reader per bracket
+    made them slow."""
+    skipped, single = KNOWN_JUDGED.get(unicodedata.unidata_version) or _judged()
+    alphabet = set("".join(word for word in _COMPLETE))
+    letters = [chr(code) for code, folded in _ASCII_TABLE.items() if folded is not None and chr(code) != "<" and all(c in alphabet for c in folded)]
+    letters += [ch for ch in single if not alphabet.isdisjoint(fold_all(ch))]
+    ascii_skip = "".join(c for c in map(chr, range(0x80)) if _ASCII_TABLE.get(ord(c), "x") is None)
+    skip = "[" + _ranges(ascii_skip + skipped) + "]*+"
+    letter = "[" + _ranges("".join(letters)) + "]"
+    # Non-ASCII characters judged here that are no letter of a name end it, as brackets do; the
+    # others go to the reader.
+    brackets = "".join(c for c in BRACKETS if not c.isascii() and set(fold_all(c)) == {"<"})
+    # An escape of "<" ends a name as "<" does, so it is not handed over (`<system-reminde&lt;`).
+    escapes = r"&(?!(?ai:(?:amp;?)*lt))|%(?!(?ai:(?:25)*(?:3c|u0*3c)))|\\(?!(?ai:\\*+(?:[ux]\{0*3c\}|u0*3c|x3c|0*74)))"
+    handed_over = escapes + "|[^" + _ranges("".join(map(chr, range(0x80))) + skipped + single + brackets) + "]|" + _MARKUP.pattern
+    units = _fewest_units()
+    return skip + "(?:/" + skip + ")?(?:" + letter + skip + "){0," + str(units - 1) + "}+(?:" + letter + "|" + handed_over + ")"
+
+
+def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
     """Where a forged tag or delimiter could begin: one regex per ASCII introducer or bracket,
     each beginning with its literal character so the regex engine skips ahead at memchr speed,
     and the non-ASCII characters that can begin one.
@@ -162,8 +249,6 @@ def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
     matched whole, so a long run is read once rather than from each of its characters.
     """
     points = sorted({ord(ch) for ch in INTERESTING})
-    hexes = "|".join(f"{p:x}" for p in points)
-    octals = "|".join(f"{p:o}" for p in points if p < 0o400)
     # Only a value holding a bracket can fold to "<" (BRACKETS holds every character whose fold is
     # "<"), so the others are not folded.
     names = sorted(
@@ -174,21 +259,46 @@ def _candidate_patterns() -> tuple[list[re.Pattern[str]], str]:
     # Escapes are matched case-insensitively (`&LT;`, `%3c`, `\\U0000003C`) after their literal
     # introducer; the bracket's look-ahead is not, because Unicode case-insensitive classes also
     # match letters such as the dotless i or the long s, which must stay readers' business.
-    entity = r"&(?ai:(?:amp;?)*(?:#|" + "|".join(n for n in names if n.lower() != "amp") + "))"
+    # An escape of "<" itself is followed by the bracket's look-ahead (a near-miss after `&lt;`
+    # fails in the regex engine too); the other escapes are left to the reader. Each kind is
+    # guarded by the characters it can go on with, so a run of introducers fails at once.
+    name = "(?=" + _name_pattern() + ")"
+    lt_names = [n for n in names if n.lower() == "lt"]
+    entity = (
+        r"&(?=[#"
+        + _ranges("".join({n[0].lower() + n[0].upper() for n in names}) + "aA")
+        + r"])(?ai:(?:amp;?)*)(?:(?ai:"
+        + "|".join(lt_names)
+        + ");?"
+        + name
+        + "|(?ai:#|"
+        + "|".join(n for n in names if n.lower() not in ("amp", "lt"))
+        + "))"
+    )
     # Any percent byte that is ASCII-interesting, or a UTF-8 lead byte (the multi-byte forms).
-    ascii_bytes = "|".join(f"{p:02x}" for p in points if p < 0x80)
-    percent = r"%(?ai:(?:25)*(?:" + ascii_bytes + r"|[c-f][0-9a-f]|u0*(?:" + hexes + r")))"
+    other_bytes = "|".join(f"{p:02x}" for p in points if p < 0x80 and p != 0x3C)
+    other_hexes = "|".join(f"{p:x}" for p in points if p != 0x3C)
+    percent = r"%(?=[0-9a-fA-FuU])(?ai:(?:25)*)(?:(?ai:3c|u0*3c)" + name + r"|(?ai:" + other_bytes + r"|[c-f][0-9a-f]|u0*(?:" + other_hexes + r")))"
     # A run of backslashes is entered only at its first backslash (the look-behind) and read
     # possessively: tried from every backslash of the run, it would be quadratic.
-    backslash = r"\\(?<!\\\\\\\\)(?ai:\\*+(?:[ux]\{0*(?:" + hexes + r")\}|u0*(?:" + hexes + r")|x(?:" + ascii_bytes + r")|0*(?:" + octals + r")))"
-    # After an ASCII bracket: separators and invisibles may follow (read possessively: they are
-    # never a bracket, so two brackets' look-aheads never cover the same run), then a character
-    # that can begin a name or an escape, or any non-ASCII character (the reader decides).
-    skippable = "".join(c for c in map(chr, range(0x80)) if _ASCII_TABLE.get(ord(c), "x") is None)
-    beginners = "".join(c for c in map(chr, range(0x80)) if c not in skippable and _may_follow_bracket(c))
-    # Inline markup (_MARKUP) may come before the name too: `<<b></b>system-reminder>`.
-    bracket = "<(?=[" + re.escape(skippable) + "]*+(?:[" + re.escape(beginners) + r"]|[^\x00-\x7f]|<[A-Za-z/!]))"
-    ascii_patterns = [re.compile(p) for p in (bracket, entity, percent, backslash)]
+    other_octals = "|".join(f"{p:o}" for p in points if p < 0o400 and p != 0x3C)
+    backslash = (
+        r"\\(?<!\\\\\\\\)(?ai:\\*+)(?:(?ai:[ux]\{0*3c\}|u0*3c|x3c|0*74)"
+        + name
+        + r"|(?ai:[ux]\{0*(?:"
+        + other_hexes
+        + r")\}|u0*(?:"
+        + other_hexes
+        + r")|x(?:"
+        + other_bytes
+        + r")|0*(?:"
+        + other_octals
+        + r")))"
+    )
+    bracket = "<" + name
+    # Each with its first character (the backslash pattern's is the escaped "\\"), which must be in
+    # a text for the pattern to match there.
+    ascii_patterns = [(p[0], re.compile(p)) for p in (bracket, entity, percent, backslash)]
     others = "".join(c for c in sorted(set(INTERESTING)) if not c.isascii())
     return ascii_patterns, others
 
@@ -234,8 +344,6 @@ _LEAD = "".join(chr(o) for o, f in _ASCII_TABLE.items() if f is None) + "/"
 _COMPLETE_TUPLE = tuple(sorted(_COMPLETE))
 _PREFIXES_OR_EMPTY = _PREFIXES | {""}
 _IDENTIFIER_TUPLE = tuple(sorted(_IDENTIFIERS))
-_ASCII_CANDIDATES, _OTHER_STARTS = _candidate_patterns()
-_OTHER_BMP_STARTS = "".join(c for c in _OTHER_STARTS if ord(c) <= 0xFFFF)
 
 
 def tag_name_at(text: str, pos: int) -> int | None:
@@ -347,14 +455,34 @@ def _advance(seen: str, folded: str) -> str | None:
     return seen
 
 
-def _candidates(text: str) -> Iterator[re.Match[str]]:
-    found = [pattern.finditer(text) for pattern in _ASCII_CANDIDATES]
+_ASCII_CANDIDATES, _OTHER_STARTS = _candidate_patterns()
+_OTHER_BMP_STARTS = "".join(c for c in _OTHER_STARTS if ord(c) <= 0xFFFF)
+
+
+@functools.cache
+def _other_start(ch: str) -> re.Pattern[str]:
+    """The pattern for a non-ASCII start: a bracket with the ASCII bracket's look-ahead, anything
+    else as it is. Compiled when a text first holds the character."""
+    return re.compile(re.escape(ch) + ("(?=" + _name_pattern() + ")" if ch in _BRACKET_SET else ""))
+
+
+def _candidate_starts(text: str, others: str | None) -> list[int]:
+    """Where `_candidate_patterns`' patterns match in `text`, in order. Each pattern begins with a
+    literal, so the regex engine skips to the next one at memchr speed; a pattern whose first
+    character is absent is not run at all, and each non-ASCII start present is searched as a
+    literal of its own (a character class is read one character at a time, ten times slower).
+    `others` is `text`'s non-ASCII characters (promptd.text.non_ascii), when the caller has them."""
+    found = [[match.start() for match in pattern.finditer(text)] for first, pattern in _ASCII_CANDIDATES if first in text]
     if not text.isascii():
-        # One fast membership test per character beats a character class over the whole text.
-        present = "".join(c for c in (_OTHER_STARTS if has_astral(text) else _OTHER_BMP_STARTS) if c in text)
-        if present:
-            found.append(re.finditer("[" + re.escape(present) + "]", text))
-    return heapq.merge(*found, key=lambda match: match.start())
+        present = non_ascii(text).chars if others is None else others
+        for ch in _OTHER_STARTS if has_astral(present) else _OTHER_BMP_STARTS:
+            if ch in present:
+                found.append([match.start() for match in _other_start(ch).finditer(text)])
+    found = [starts for starts in found if starts]
+    if len(found) <= 1:
+        return found[0] if found else []
+    # Sorted runs: the sort merges them in linear time.
+    return sorted(itertools.chain.from_iterable(found))
 
 
 # An operator that begins with "<" applied to a call is code, not a tag: `<-` (R, Go, Scala and
@@ -384,12 +512,13 @@ def _is_operator_call(text: str, start: int, after_bracket: int, name: int) -> b
     return call.group(2).replace("_", "").replace(".", "").lower().startswith(_CALLED_NAMES)
 
 
-def scan(text: str, candidates: re.Pattern[str] | None = None) -> list[Hit]:
-    """All forged markup in `text`, in order. `candidates` is replaceable for the tests only."""
+def scan(text: str, candidates: re.Pattern[str] | None = None, others: str | None = None) -> list[Hit]:
+    """All forged markup in `text`, in order. `others` is `text`'s non-ASCII characters
+    (promptd.text.non_ascii), when the caller has them; `candidates` is replaceable for the tests
+    only."""
     hits: list[Hit] = []
     resume = 0
-    for match in _candidates(text) if candidates is None else candidates.finditer(text):
-        start = match.start()
+    for start in _candidate_starts(text, others) if candidates is None else [match.start() for match in candidates.finditer(text)]:
         if start < resume:
             continue  # inside an escape already read as one unit
         if text[start] in _BRACKET_SET:

@@ -1,6 +1,6 @@
 """Unicode tag characters: which runs are smuggled text and which belong to an emoji flag.
 
-Domain layer: imports only the standard library; must not import promptd.rpc or promptd.methods.
+Domain layer: imports only the standard library and promptd.text; must not import promptd.rpc or promptd.methods.
 
 Tag characters (U+E0000-U+E007F) mirror ASCII, are invisible to a person and readable to a model
 ("ASCII smuggling"), so the sanitizer removes them. Their one use in ordinary text is the emoji tag
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+
+from promptd.text import has_astral
 
 BLACK_FLAG = "\U0001f3f4"
 CANCEL_TAG = "\U000e007f"
@@ -30,6 +32,18 @@ def _tag_spelling(code: str) -> str:
 # qualified tag sequences of the `emoji` package (built from Unicode's emoji-test.txt).
 RGI_FLAG_SUBDIVISIONS = ("gbeng", "gbsct", "gbwls")
 RGI_FLAG_TAGS = frozenset(_tag_spelling(code) for code in RGI_FLAG_SUBDIVISIONS)
+
+
+def may_hold_smuggled_runs(text: str, others: str) -> bool:
+    """Whether `text`, whose non-ASCII characters are `others` (promptd.text.non_ascii), may hold
+    a run `smuggled_runs` yields. Counted instead of searched (a character class over wide text is
+    read one character at a time): when every tag character lies in one of the RGI flags, each
+    written whole after U+1F3F4, no run is smuggled. Such occurrences cannot overlap (U+1F3F4 is
+    no tag character), and a run longer than its flag holds a tag character outside it."""
+    if not has_astral(others):
+        return False
+    tagged = sum(map(len, TAG_RUN.findall(others)))
+    return tagged > 0 and tagged != sum(text.count(BLACK_FLAG + flag) * len(flag) for flag in RGI_FLAG_TAGS)
 
 
 def smuggled_runs(text: str) -> Iterator[re.Match[str]]:
