@@ -103,7 +103,9 @@ def report(assembled: Assembled, session: str, ctx: Context) -> None:
         from promptd.api.events import ProviderSkippedEvent
 
         log.warning("provider_skipped", provider=skip.provider, reason=skip.reason.value, elapsed_ms=skip.elapsed_ms, detail=skip.detail)
-        ctx.emit(*ProviderSkippedEvent(session=session, provider=skip.provider, reason=skip.reason, elapsed_ms=skip.elapsed_ms).notification())
+        # The event's model is built only for a client that subscribed to it.
+        if ctx.runtime.wants_event(ProviderSkippedEvent.METHOD):
+            ctx.emit(*ProviderSkippedEvent(session=session, provider=skip.provider, reason=skip.reason, elapsed_ms=skip.elapsed_ms).notification())
     if assembled.spill is not None:
         from promptd.api.events import SpilledEvent
 
