@@ -151,7 +151,7 @@ def section(runs: int = RUNS, against: str | None = None) -> list[str]:
     return [
         "## Start-up: spawn to first answer, spawn to first turn",
         "",
-        f"Medians of {runs} spawns each, the commands taking turns. Ratios are to (b), the floor of the "
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Medians of {runs} spawns each, the commands taking turns. Ratios are to (b), the floor of the "
         "stack promptd requires: an interpreter importing asyncio, orjson and pydantic and validating one model "
         "(`bench/floor_server.py`). promptd is spawned as hosts spawn it, the `promptd` command: (c) and (d) "
         "from this checkout's editable install (its bytecode compiled before the run), (e) and (f) from a wheel "
