@@ -44,6 +44,19 @@ def test_the_package_and_the_cli_report_it():
     assert out.split()[1] == VERSION
 
 
+def test_an_installed_package_reads_its_version_from_the_metadata_beside_it(tmp_path):
+    from promptd import _installed_version
+
+    info = tmp_path / "promptd-9.8.7.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.4\nName: promptd\nVersion: 9.8.7rc1\n\nVersion: 0.0.0 (the description)\n", encoding="utf-8")
+    assert _installed_version(str(tmp_path)) == "9.8.7rc1"
+    # Two installs' metadata side by side: not guessed between, left to importlib.metadata.
+    (tmp_path / "promptd-9.8.6.dist-info").mkdir()
+    assert _installed_version(str(tmp_path)) is None
+    assert _installed_version(str(tmp_path / "missing")) is None
+
+
 def test_server_info_reports_it(served):
     assert served.call("initialize", {"client_info": {"name": "versions"}})["server_info"]["version"] == VERSION
 

@@ -16,12 +16,38 @@ def _read_version() -> str:
                 return handle.read().strip()
         except OSError:
             pass
+    installed = _installed_version(src)
+    if installed is not None:
+        return installed
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("promptd")
     except PackageNotFoundError:
         return "0+unknown"
+
+
+def _installed_version(site: str) -> str | None:
+    """The `Version:` of the wheel's own metadata beside the package (`promptd-X.dist-info`, the
+    layout pip installs), read directly: importlib.metadata searches every entry of sys.path for
+    it, several milliseconds of every start (a host waits for them). None when it is not there
+    (an egg, a zip), and importlib.metadata answers."""
+    try:
+        names = [name for name in os.listdir(site) if name.startswith("promptd-") and name.endswith(".dist-info")]
+    except OSError:
+        return None
+    if len(names) != 1:
+        return None  # none, or the leftovers of another install: the search decides
+    try:
+        with open(os.path.join(site, names[0], "METADATA"), encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("Version:"):
+                    return line[len("Version:") :].strip() or None
+                if not line.strip():
+                    break  # the headers end at the first blank line
+    except OSError:
+        pass
+    return None
 
 
 __version__ = _read_version()

@@ -1,6 +1,6 @@
 """Reminder assembly, sessions and turns (the provider registry's own methods: api/providers.py)."""
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, ConfigDict, Field
 
 from promptd.api.base import ApiModel, Tools
 from promptd.api.provenance import HistoryMessage
@@ -53,6 +53,10 @@ class ComposeParams(AssembleParams):
 
 
 class FragmentReport(ApiModel):
+    # Frozen: a provider's report is the same turn after turn, so one instance serves them all
+    # (methods.assembly keeps them).
+    model_config = ConfigDict(extra="forbid", defer_build=True, frozen=True)
+
     provider: str
     key: str
     chars: int

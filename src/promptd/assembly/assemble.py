@@ -33,6 +33,7 @@ OFF_LOOP_CHARS = 64 * 1024
 T = TypeVar("T")
 U = TypeVar("U")
 DIRECTIVE_KEY = "directive"
+DELIVERED, TRUNCATED = FragmentStatus.DELIVERED, FragmentStatus.TRUNCATED
 
 
 class Report(NamedTuple):
@@ -96,7 +97,9 @@ def assemble(
     """This turn's reminder: at once when every provider to run is instant and the fragments are
     small (no task, no timer, no thread: the common turn costs what a cheap method costs), or an
     awaitable that runs the providers that wait and finishes the rest."""
-    wanted = [e for e in registry.entries() if e.spec.scope is Scope.GLOBAL or request.user_message.strip()]
+    entries = registry.entries()
+    # Per-turn providers run only for a turn with a user message.
+    wanted = list(entries) if request.user_message.strip() else [e for e in entries if e.spec.scope is Scope.GLOBAL]
     if not wanted:
         return _finish(request, [], session, config, trust, spill)
     view = view_of(session, request, config, tools)
@@ -116,10 +119,10 @@ def _finish(request: AssemblyRequest, outcomes: list[Fragment | Skip | None], se
     raw: list[Fragment] = [Fragment(DIRECTIVE_PROVIDER, DIRECTIVE_KEY, d) for d in request.directives if d.strip()]
     skipped: list[Skip] = []
     for outcome in outcomes:
-        if isinstance(outcome, Skip):
-            skipped.append(outcome)
-        elif outcome is not None:
+        if isinstance(outcome, Fragment):  # the common outcome, tested first
             raw.append(outcome)
+        elif outcome is not None:
+            skipped.append(outcome)
     if not raw:
         # Nothing to sanitize, fit or wrap: the empty reminder.
         return Assembled(skipped=skipped)
@@ -136,8 +139,8 @@ def _finish(request: AssemblyRequest, outcomes: list[Fragment | Skip | None], se
 
     # Sanitizing large fragments and writing a spill file are the slow parts: off the event loop
     # when they may happen, so one big turn never stalls other requests.
-    size = sum(len(f.text) for f in raw)
-    if size > OFF_LOOP_CHARS or any(len(f.text) > limit for f in raw):
+    sizes = [len(f.text) for f in raw]
+    if sum(sizes) > OFF_LOOP_CHARS or max(sizes) > limit:
         return _in_thread(finish, recorded)
     return recorded(finish())
 
@@ -158,7 +161,7 @@ def fit_and_wrap(raw: list[Fragment], request: AssemblyRequest, limit: int, trus
         # Static providers hand over the same text every turn: sanitize_text remembers small ones.
         return sanitize_text(text, nonce)
 
-    sanitized = [Fragment(f.provider, f.key, clean(f.text)) for f in raw]
+    sanitized = [_cleaned(f, sanitize_text(f.text, nonce)) for f in raw]
     trigger_text = join_triggers(request.display_trigger, nonce)
     markup = trigger_markup(trigger_text) if trigger_text else None
     unfit: frozenset[int] = frozenset()
@@ -179,6 +182,11 @@ def fit_and_wrap(raw: list[Fragment], request: AssemblyRequest, limit: int, trus
     return result, placed.delivered
 
 
+def _cleaned(fragment: Fragment, text: str) -> Fragment:
+    # Most fragments come out of the sanitizer unchanged: the same fragment, not a copy.
+    return fragment if text is fragment.text else Fragment(fragment.provider, fragment.key, text)
+
+
 @dataclass
 class Placement:
     result: Assembled
@@ -191,20 +199,21 @@ def place(plan: budgeting.Plan, raw: list[Fragment], spill: SpillAccess, session
     """Carries out a plan: truncates (and spills) the fragment to truncate, collects the texts."""
     placement = Placement(Assembled(), {}, [], None)
     result = placement.result
+    texts, delivered, reports = placement.texts, placement.delivered, result.fragments
     # plan.placed keeps the order of `sanitized`, which keeps the order of `raw`.
-    for index, (placed, source) in enumerate(zip(plan.placed, raw, strict=True)):
-        fragment, status = placed.fragment, placed.status
-        text: str | None = fragment.text
-        if status is FragmentStatus.TRUNCATED:
-            text, result.spill, result.spill_failure = truncate_and_spill(fragment, source, plan.truncate_room or 0, spill, session_id, clean)
-            if text is None:
+    for index, ((fragment, status), source) in enumerate(zip(plan.placed, raw, strict=True)):
+        text = fragment.text
+        if status is TRUNCATED:
+            head, result.spill, result.spill_failure = truncate_and_spill(fragment, source, plan.truncate_room or 0, spill, session_id, clean)
+            if head is None:
                 placement.uncut = index
                 return placement
-        if status in (FragmentStatus.DELIVERED, FragmentStatus.TRUNCATED) and text is not None:
-            placement.texts.append(text)
+            text = head
+        if status is DELIVERED or status is TRUNCATED:
+            texts.append(text)
             # A digest, never the text: what change-only providers compare it with is a digest too.
-            placement.delivered[fragment.key] = digest(source.text)
-        result.fragments.append(Report(fragment.provider, fragment.key, len(text) if text is not None else len(fragment.text), status))
+            delivered[fragment.key] = digest(source.text)
+        reports.append(Report(fragment.provider, fragment.key, len(text), status))
     return placement
 
 

@@ -33,45 +33,42 @@ class Plan(NamedTuple):
     truncate_room: int | None
 
 
-def dedupe(fragments: list[Fragment]) -> list[Placed]:
-    seen: set[str] = set()
-    placed = []
-    for fragment in fragments:
-        status = FragmentStatus.DUPLICATE if fragment.text in seen else FragmentStatus.DELIVERED
-        seen.add(fragment.text)
-        placed.append(Placed(fragment, status))
-    return placed
+DELIVERED, TRUNCATED, DROPPED, DUPLICATE = FragmentStatus.DELIVERED, FragmentStatus.TRUNCATED, FragmentStatus.DROPPED, FragmentStatus.DUPLICATE
 
 
 def plan(fragments: list[Fragment], trigger_markup: str | None, budget: int, unfit: frozenset[int] = frozenset()) -> Plan:
-    """`unfit`: indexes of fragments that could not be truncated; they are dropped and cost nothing."""
-    placed = dedupe(fragments)
+    """`unfit`: indexes of fragments that could not be truncated; they are dropped and cost nothing.
+    An exact repeat of an earlier fragment's text is a duplicate and costs nothing either."""
     used = 0
     trigger = None
     if trigger_markup and len(trigger_markup) < budget:
         trigger = trigger_markup
         used = len(trigger_markup)
+    separator = len(SEPARATOR)
+    seen: set[str] = set()
     out: list[Placed] = []
     delivered_any = False
     truncate_room = None
-    for index, item in enumerate(placed):
-        if item.status is FragmentStatus.DUPLICATE:
-            out.append(item)
+    for index, fragment in enumerate(fragments):
+        text = fragment.text
+        if text in seen:
+            out.append(Placed(fragment, DUPLICATE))
             continue
+        seen.add(text)
         if index in unfit:
-            out.append(Placed(item.fragment, FragmentStatus.DROPPED))
+            out.append(Placed(fragment, DROPPED))
             continue
-        cost = len(item.fragment.text) + (len(SEPARATOR) if used else 0)
+        cost = len(text) + (separator if used else 0)
         if used + cost <= budget:
             used += cost
             delivered_any = True
-            out.append(item)
+            out.append(Placed(fragment, DELIVERED))
         elif not delivered_any and truncate_room is None:
-            truncate_room = budget - used - (len(SEPARATOR) if used else 0)
+            truncate_room = budget - used - (separator if used else 0)
             used = budget
-            out.append(Placed(item.fragment, FragmentStatus.TRUNCATED))
+            out.append(Placed(fragment, TRUNCATED))
         else:
-            out.append(Placed(item.fragment, FragmentStatus.DROPPED))
+            out.append(Placed(fragment, DROPPED))
     if not delivered_any and truncate_room is None:
         trigger = None  # nothing to explain: no block at all
     return Plan(out, trigger, truncate_room)

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from promptd.assembly.kinds import ProviderKind, Scope
-from promptd.assembly.model import ProviderSpec
-from promptd.assembly.providers import BUILTINS, PRODUCERS, InstantProducer, Producer
+from promptd.assembly.model import Fragment, ProviderSpec
+from promptd.assembly.providers import BUILTINS, PRODUCERS, InstantProducer, Producer, produce_static
 from promptd.childenv import is_refused
 from promptd.errors import InvalidProvider, ProviderExists, UnknownProvider
 from promptd.reminders.keyed import KEY_PATTERN
@@ -28,18 +28,27 @@ class Entry(NamedTuple):
     instant: bool
     # Registered with providers/register (not built in, not from config).
     at_run_time: bool = False
+    # What the provider gives every turn, when that never changes (a static provider's text):
+    # built once here rather than produced again each turn.
+    fixed: Fragment | None = None
 
 
 def entry(spec: ProviderSpec, produce: Producer | InstantProducer, builtin: bool, at_run_time: bool = False) -> Entry:
-    return Entry(spec, produce, builtin, not inspect.iscoroutinefunction(produce), at_run_time)
+    fixed = None
+    if produce is produce_static and spec.text and spec.text.strip():
+        fixed = Fragment(spec.name, spec.key, spec.text)
+    return Entry(spec, produce, builtin, not inspect.iscoroutinefunction(produce), at_run_time, fixed)
 
 
 class ProviderRegistry:
     def __init__(self, enabled_builtins: set[str]) -> None:
         self._entries: dict[str, Entry] = {}
+        # The entries in order, kept between changes: every turn reads them, few change them.
+        self._ordered: tuple[Entry, ...] = ()
         for spec, produce, switch in BUILTINS:
             if switch in enabled_builtins:
                 self._entries[spec.name] = entry(spec, produce, builtin=True)
+        self._ordered = tuple(self._entries.values())
 
     def register(self, spec: ProviderSpec, at_run_time: bool = False) -> None:
         check_spec(spec)
@@ -48,16 +57,18 @@ class ProviderRegistry:
         if len(self._entries) >= MAX_PROVIDERS:
             raise InvalidProvider(f"at most {MAX_PROVIDERS} providers can be registered", field="name")
         self._entries[spec.name] = entry(spec, PRODUCERS[spec.kind], builtin=False, at_run_time=at_run_time)
+        self._ordered = tuple(self._entries.values())
 
     def unregister(self, name: str) -> None:
         if self._entries.pop(name, None) is None:
             raise UnknownProvider("no provider with this name", provider=name)
+        self._ordered = tuple(self._entries.values())
 
     def registered_at_run_time(self) -> list[ProviderSpec]:
         return [e.spec for e in self._entries.values() if e.at_run_time]
 
-    def entries(self) -> list[Entry]:
-        return list(self._entries.values())
+    def entries(self) -> tuple[Entry, ...]:
+        return self._ordered
 
 
 def check_spec(spec: ProviderSpec) -> None:

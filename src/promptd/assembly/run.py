@@ -29,6 +29,8 @@ async def run_providers(entries: list[Entry], view: ProviderView, host: HostChan
 
 
 def run_instant(entry: Entry, view: ProviderView) -> Fragment | Skip | None:
+    if entry.fixed is not None:
+        return entry.fixed
     spec = entry.spec
     try:
         text = entry.produce(spec, view)  # type: ignore[call-arg]

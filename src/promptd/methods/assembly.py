@@ -3,6 +3,7 @@ in methods/providers.py)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable
 from typing import Any
 
@@ -14,15 +15,17 @@ from promptd.api.assembly import (
     CompleteParams,
     ComposeParams,
     ComposeResult,
+    FragmentReport,
     SessionParams,
     SessionUpdateParams,
 )
 from promptd.api.base import Empty
 from promptd.api.provenance import HistoryMessage
-from promptd.assembly.assemble import Assembled, AssemblyRequest, assemble
+from promptd.assembly.assemble import Assembled, AssemblyRequest, Report, assemble
 from promptd.assembly.compose import Composed
 from promptd.assembly.compose import compose as compose_message
 from promptd.assembly.kinds import FragmentStatus
+from promptd.logs import LogLevel
 from promptd.methods.base import Context, Method
 from promptd.sessions.store import complete_turn
 
@@ -100,13 +103,17 @@ def report(assembled: Assembled, session: str, ctx: Context) -> None:
         from promptd.api.events import ProviderSkippedEvent
 
         log.warning("provider_skipped", provider=skip.provider, reason=skip.reason.value, elapsed_ms=skip.elapsed_ms, detail=skip.detail)
-        ctx.emit(*ProviderSkippedEvent(session=session, provider=skip.provider, reason=skip.reason, elapsed_ms=skip.elapsed_ms).notification())
+        # The event's model is built only for a client that subscribed to it.
+        if ctx.runtime.wants_event(ProviderSkippedEvent.METHOD):
+            ctx.emit(*ProviderSkippedEvent(session=session, provider=skip.provider, reason=skip.reason, elapsed_ms=skip.elapsed_ms).notification())
     if assembled.spill is not None:
         from promptd.api.events import SpilledEvent
 
         ctx.emit(*SpilledEvent(session=session, path=assembled.spill.path, retention_hours=assembled.spill.retention_hours).notification())
     if assembled.spill_failure is not None:
         log.warning("spill_failed", reason=assembled.spill_failure)
+    if not log.enabled(LogLevel.INFO):
+        return  # counting the delivered fragments costs more than the line's other fields
     log.info(
         "assembled",
         fragments=len(assembled.fragments),
@@ -117,8 +124,28 @@ def report(assembled: Assembled, session: str, ctx: Context) -> None:
 
 
 def to_result(assembled: Assembled) -> AssembleResult:
-    # The domain's result has the wire's shape: read field by field from its attributes.
-    return AssembleResult.model_validate(assembled, from_attributes=True)
+    # The domain's result has the wire's shape: read field by field from its attributes, but for
+    # the fragments' reports, whose models are made once per distinct report (a model built per
+    # report per turn was most of the cost of reporting 64 static providers).
+    return AssembleResult.model_validate(
+        {
+            "text": assembled.text,
+            "body": assembled.body,
+            "fragments": [_fragment_report(report) for report in assembled.fragments],
+            "skipped": assembled.skipped,
+            "spill": assembled.spill,
+            "spill_failure": assembled.spill_failure,
+            "display_trigger": assembled.display_trigger,
+        },
+        from_attributes=True,
+    )
+
+
+# Distinct reports of a process: its providers, each with a few statuses and sizes (a bound, so
+# a provider whose size changes every turn cannot grow the cache).
+@functools.lru_cache(maxsize=1024)
+def _fragment_report(report: Report) -> FragmentReport:
+    return FragmentReport.model_validate(report, from_attributes=True)
 
 
 def compose(params: ComposeParams, ctx: Context) -> ComposeResult | Awaitable[ComposeResult]:

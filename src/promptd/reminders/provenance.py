@@ -23,6 +23,7 @@ on an altered or invented body is refused, with the reason; verification keeps n
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import NamedTuple
@@ -93,7 +94,24 @@ def repair(body: str, nonce: str) -> str:
         rest = body[len(trigger) :]
         if rest and not rest.startswith(TRIGGER_SEPARATOR):
             raise NestedMarker("display-trigger markup must be followed by a blank line", where="trusted_wrapper")
-    return trigger + sanitize(rest, nonce).text
+    return trigger + _sanitized_body(rest, nonce)
+
+
+# An assembled body comes back turn after turn (the same static fragments, joined the same way):
+# sanitized as joined text once per process. Bodies of a default budget's size only (6,000
+# characters; 16 Ki leaves room), and a few of them, so the cache stays small.
+CACHED_BODY_CHARS = 16 * 1024
+
+
+def _sanitized_body(text: str, nonce: str) -> str:
+    if len(text) <= CACHED_BODY_CHARS:
+        return _sanitized_small_body(text, nonce)
+    return sanitize(text, nonce).text
+
+
+@functools.lru_cache(maxsize=16)
+def _sanitized_small_body(text: str, nonce: str) -> str:
+    return sanitize(text, nonce).text
 
 
 def wrap_triggered(trigger: str, body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA, session: str | None = None) -> str:

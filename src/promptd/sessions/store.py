@@ -10,6 +10,7 @@ only places counters move.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections import OrderedDict
@@ -33,10 +34,24 @@ MAX_MODIFIED_FILES = 200
 DIGEST_BYTES = 16
 
 
+# Texts delivered turn after turn (a static provider's fragment) are digested once per process;
+# small ones only, as the sanitizer remembers them (promptd.reminders.sanitize.sanitize_text).
+CACHED_DIGEST_CHARS = 4096
+
+
 def digest(text: str) -> bytes:
     """The delivery log's record of a text (DIGEST_BYTES of its SHA-256)."""
+    if len(text) <= CACHED_DIGEST_CHARS:
+        return _digest_small(text)
+    return _digest(text)
+
+
+def _digest(text: str) -> bytes:
     # Lone surrogates (JSON allows them) hash as the bytes they are escaped to.
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:DIGEST_BYTES]
+
+
+_digest_small = functools.lru_cache(maxsize=512)(_digest)
 
 
 @dataclass
