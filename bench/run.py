@@ -18,6 +18,7 @@ import driver  # noqa: E402
 import lint_large  # noqa: E402
 import local_door  # noqa: E402
 import render_worker  # noqa: E402
+import sanitize_corpus  # noqa: E402
 import sanitize_shapes  # noqa: E402
 import sections  # noqa: E402
 import startup  # noqa: E402
@@ -137,6 +138,7 @@ def main() -> int:
     for section in sections.ALL:
         parts += section()
     parts += sanitize_shapes.section()
+    parts += sanitize_corpus.section()
     parts += lint_large.section()
     parts += local_door.section()
     parts += cache_session.section()
