@@ -237,6 +237,23 @@ def _name_pattern() -> str:
     return skip + "(?:/" + skip + ")?(?:" + letter + skip + "){0," + str(units - 1) + "}+(?:" + letter + "|" + handed_over + ")"
 
 
+def _trie(words: list[str]) -> str:
+    """An alternation of `words` (digits and letters) as a prefix tree: a case-insensitive
+    alternation tries every branch, a tree one per distinct next character."""
+    if not words:
+        return "(?!)"
+    heads: dict[str, list[str]] = {}
+    ends = False
+    for word in sorted(set(words)):
+        if word:
+            heads.setdefault(word[0], []).append(word[1:])
+        else:
+            ends = True
+    branches = [head + (_trie(tails) if any(tails) else "") if all(tails) or not any(tails) else head + "(?:" + _trie([t for t in tails if t]) + ")?" for head, tails in heads.items()]
+    tree = "(?:" + "|".join(branches) + ")"
+    return tree + "?" if ends else tree
+
+
 def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
     """Where a forged tag or delimiter could begin: one regex per ASCII introducer or bracket,
     each beginning with its literal character so the regex engine skips ahead at memchr speed,
@@ -276,14 +293,14 @@ def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
         + "))"
     )
     # Any percent byte that is ASCII-interesting, or a UTF-8 lead byte (the multi-byte forms).
-    other_bytes = "|".join(f"{p:02x}" for p in points if p < 0x80 and p != 0x3C)
-    other_hexes = "|".join(f"{p:x}" for p in points if p != 0x3C)
+    other_bytes = _trie([f"{p:02x}" for p in points if p < 0x80 and p != 0x3C])
+    other_hexes = _trie([f"{p:x}" for p in points if p != 0x3C])
     percent = r"%(?=[0-9a-fA-FuU])(?ai:(?:25)*)(?:(?ai:3c|u0*3c)" + name + r"|(?ai:" + other_bytes + r"|[c-f][0-9a-f]|u0*(?:" + other_hexes + r")))"
     # A run of backslashes is entered only at its first backslash (the look-behind) and read
     # possessively: tried from every backslash of the run, it would be quadratic.
-    other_octals = "|".join(f"{p:o}" for p in points if p < 0o400 and p != 0x3C)
+    other_octals = _trie([f"{p:o}" for p in points if p < 0o400 and p != 0x3C])
     backslash = (
-        r"\\(?<!\\\\\\\\)(?ai:\\*+)(?:(?ai:[ux]\{0*3c\}|u0*3c|x3c|0*74)"
+        r"\\(?<!\\\\\\\\)(?=\\*+[0-7uUxX])(?ai:\\*+)(?:(?ai:[ux]\{0*3c\}|u0*3c|x3c|0*74)"
         + name
         + r"|(?ai:[ux]\{0*(?:"
         + other_hexes
