@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -29,6 +30,22 @@ def _per_call_us(fn: Callable[[], object], calls: int = CALLS) -> float:
     return best / calls * 1e6
 
 
+def _awaited_us(door: Any, method: str, params: dict[str, object], calls: int = CALLS) -> float:
+    """CPU per `await door.acall(...)` inside one running loop, best of 3."""
+    import asyncio
+
+    async def run() -> float:
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            for _ in range(calls):
+                await door.acall(method, params)
+            best = min(best, time.process_time() - started)
+        return best / calls * 1e6
+
+    return asyncio.run(run())
+
+
 def section() -> list[str]:
     from promptd.api.citations import CitationStripParams
     from promptd.api.provenance import SanitizeParams
@@ -48,17 +65,22 @@ def section() -> list[str]:
     rows = []
     for method, params, direct in cases:
         through = _per_call_us(lambda: door.call(method, params))
+        awaited = _awaited_us(door, method, params)
         baseline = _per_call_us(direct)
-        overhead = through - baseline
-        rows.append(f"| `{method}` | {through:.1f} µs | {baseline:.1f} µs | {overhead:.1f} µs | ≤ {TARGET_OVERHEAD_US:.0f} µs | {'yes' if overhead <= TARGET_OVERHEAD_US else 'no'} |")
+        worst = max(through, awaited) - baseline
+        rows.append(
+            f"| `{method}` | {through:.1f} µs | {awaited:.1f} µs | {baseline:.1f} µs | {through - baseline:.1f} / {awaited - baseline:.1f} µs "
+            f"| ≤ {TARGET_OVERHEAD_US:.0f} µs | {'yes' if worst <= TARGET_OVERHEAD_US else 'no'} |"
+        )
     return [
         "## The in-process door (CPU per call, best of 3)",
         "",
-        f"`promptd.Local().call(method, params)` on a short input, against the domain function with the same pydantic validation, {CALLS:,} calls each. "
-        "Offloaded methods run their handler inline in `call`: no event loop and no thread per call.",
+        f"`promptd.Local().call(method, params)` and `await Local.acall(method, params)` in a running loop on a short input, against the domain function with "
+        f"the same pydantic validation, {CALLS:,} calls each. Offloaded methods run their handler inline in `call`, and in `acall` when their text is at most "
+        "16 KiB: no event loop and no thread per call.",
         "",
-        "| method | through `Local.call` | validate + domain function | overhead | target | met |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| method | through `Local.call` | through `Local.acall` | validate + domain function | overhead (call / acall) | target | met |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
         *rows,
         "",
     ]

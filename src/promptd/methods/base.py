@@ -64,6 +64,15 @@ R = TypeVar("R", bound=BaseModel, default=Any)
 Handler = Callable[[P, Context], R | Awaitable[R]]
 
 
+class HasText(Protocol):
+    text: str
+
+
+def text_of(params: HasText) -> str:
+    """The text of params that carry one (content/sanitize, content/inspect, citation/*)."""
+    return params.text
+
+
 class Method(NamedTuple, Generic[P, R]):
     name: str
     params: type[P]
@@ -73,6 +82,10 @@ class Method(NamedTuple, Generic[P, R]):
     # Run in a worker thread: for handlers that may take long on large input (sanitizing MiBs),
     # so one big request never stalls the others.
     offload: bool = False
+    # For an offloaded method whose work grows with one text: that text, so a short one is handled
+    # on the spot (a thread hop costs more than sanitizing a few KiB, and than a text this size
+    # ever holds the loop: under a millisecond on ordinary text, a few on the worst shapes).
+    offload_text: Callable[[P], str] | None = None
     # The handler answers at once when it can and with an awaitable when it must wait (assembly
     # runs providers that wait only when there are some): the in-process door treats it as a
     # method that waits.

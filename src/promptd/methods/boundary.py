@@ -66,7 +66,7 @@ def start(method: Method, raw_params: Any, ctx: Context, *, offload: bool = True
         if isinstance(raw_params, list):
             raise RpcFailure(codes.INVALID_PARAMS, "Params must be an object (by-name)", {"kind": TransportKind.POSITIONAL_PARAMS})
         params = method.params.model_validate(raw_params or {})
-        if method.offload and offload:
+        if method.offload and offload and not _short(method, params):
             return finish(asyncio.to_thread(method.handler, params, ctx), method, ctx)
         result = method.handler(params, ctx)
         if isinstance(result, BaseModel):  # the common case, checked first: it is the cheaper test
@@ -74,6 +74,14 @@ def start(method: Method, raw_params: Any, ctx: Context, *, offload: bool = True
         return finish(result, method, ctx)
     except Exception as exc:  # the boundary: every failure leaves here shaped for the wire
         raise to_failure(exc, method.name, ctx) from exc
+
+
+# Below this many characters an offloaded method's text is handled without a thread.
+INLINE_TEXT_CHARS = 16_384
+
+
+def _short(method: Method, params: BaseModel) -> bool:
+    return method.offload_text is not None and len(method.offload_text(params)) <= INLINE_TEXT_CHARS
 
 
 async def finish(pending: Awaitable[object], method: Method, ctx: Context) -> dict[str, Any]:

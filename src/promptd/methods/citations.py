@@ -14,7 +14,7 @@ from promptd.api.citations import (
     CitationStripParams,
     CitationStripResult,
 )
-from promptd.methods.base import Context, Method
+from promptd.methods.base import Context, Method, text_of
 from promptd.text import offsets_in
 
 # The citation modules compile their regexes when imported; the handlers import them on first use
@@ -56,9 +56,15 @@ def strip(params: CitationStripParams, ctx: Context) -> CitationStripResult:
 # request never stalls the others.
 METHODS: list[Method] = [
     Method(
-        "citation/parse", CitationParseParams, CitationParseResult, parse, "Splits model output into text, citation and marker segments; an unfinished marker at the end is `pending`.", offload=True
+        "citation/parse",
+        CitationParseParams,
+        CitationParseResult,
+        parse,
+        "Splits model output into text, citation and marker segments; an unfinished marker at the end is `pending`.",
+        offload=True,
+        offload_text=text_of,
     ),
     Method("citation/describe", CitationDescribeParams, CitationDescribeResult, describe, "Kind, label, icon and open action for a citation source URL."),
-    Method("citation/export", CitationExportParams, CitationExportResult, export, "Plain text for copying: citations as [n] references and a Sources list.", offload=True),
-    Method("citation/strip", CitationStripParams, CitationStripResult, strip, "The text with citation markers removed, for logs and previews.", offload=True),
+    Method("citation/export", CitationExportParams, CitationExportResult, export, "Plain text for copying: citations as [n] references and a Sources list.", offload=True, offload_text=text_of),
+    Method("citation/strip", CitationStripParams, CitationStripResult, strip, "The text with citation markers removed, for logs and previews.", offload=True, offload_text=text_of),
 ]

@@ -29,7 +29,7 @@ from promptd.api.provenance import (
     StripParams,
     StripResult,
 )
-from promptd.methods.base import Context, Method
+from promptd.methods.base import Context, Method, text_of
 from promptd.reminders.kinds import Origin
 from promptd.text import offsets_in
 
@@ -131,7 +131,7 @@ def sanitize_history(params: HistorySanitizeParams, ctx: Context) -> HistorySani
 
 
 METHODS: list[Method] = [
-    Method("content/sanitize", SanitizeParams, SanitizeResult, sanitize, "Neutralizes forged reminder markup in untrusted text.", offload=True),
+    Method("content/sanitize", SanitizeParams, SanitizeResult, sanitize, "Neutralizes forged reminder markup in untrusted text.", offload=True, offload_text=text_of),
     Method(
         "content/sanitize_value",
         SanitizeValueParams,
@@ -147,6 +147,7 @@ METHODS: list[Method] = [
         inspect,
         "Finds what content/sanitize would neutralize, without editing: for content a coding agent will edit.",
         offload=True,
+        offload_text=text_of,
     ),
     Method(
         "reminder/parse",
