@@ -61,14 +61,14 @@ examples-go: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 
-# The long fault cases (tests/faults_long/, skipped by `make test`), the soak and the wire fuzz.
+# The long fault cases (tests/wire/faults_long/, skipped by `make test`), the soak and the wire fuzz.
 # The soak and the fuzz write their sections of bench/RESULTS.md. SOAK_COUNT / FUZZ_COUNT resize them.
 .PHONY: faults soak fuzz
 SOAK_COUNT ?= 1000000
 FUZZ_COUNT ?= 200000
 
 faults: $(STAMP)
-	PROMPTD_FAULTS_LONG=1 $(PY) -m pytest tests/faults_long tests/test_faults.py
+	PROMPTD_FAULTS_LONG=1 $(PY) -m pytest tests/wire/faults_long tests/wire/test_faults.py
 
 soak: $(STAMP)
 	nice $(PY) bench/soak.py --count $(SOAK_COUNT) --results

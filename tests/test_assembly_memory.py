@@ -206,21 +206,8 @@ def assemble(server, session):
     return server.call("reminder/assemble", {"session": session, "user_message": "hi"}, timeout=30)
 
 
-def test_over_the_wire_a_symlink_to_proc_self_environ_is_skipped_and_logged_without_content(spawn, tmp_path):
-    server = spawn(env={"PROMPTD_TEST_SECRET": SECRET, "PROMPTD_REMINDERS__SESSION_METADATA": "false", "HOME": str(tmp_path / "home")})
-    repo = repo_at(tmp_path / "repo")
-    (repo / "AGENTS.md").symlink_to("/proc/self/environ")
-    server.call("session/update", {"session": "m", "cwd": str(repo)})
-    result = assemble(server, "m")
-    assert SECRET not in result["body"] and SECRET not in result["text"]
-    assert {s["provider"]: s["reason"] for s in result["skipped"]} == {"memory.project_md": "error"}
-    logs = server.stderr_text()
-    assert '"provider_skipped"' in logs and "AGENTS.md (symlink)" in logs
-    assert SECRET not in logs
-
-
-def test_over_the_wire_a_safe_memory_file_is_delivered(spawn, tmp_path):
-    server = spawn(env={"PROMPTD_REMINDERS__SESSION_METADATA": "false", "HOME": str(tmp_path / "home")})
+def test_over_the_wire_a_safe_memory_file_is_delivered(spawn, tmp_path, home):
+    server = spawn(env={"PROMPTD_REMINDERS__SESSION_METADATA": "false"})
     repo = repo_at(tmp_path / "repo")
     (repo / "AGENTS.md").write_text("run the tests before committing")
     (tmp_path / "AGENTS.md").write_text("OUTSIDE THE REPO")

@@ -3,7 +3,6 @@ a corrupt or foreign file is ignored, and sealed templates never write one."""
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import subprocess
@@ -101,17 +100,6 @@ def test_sealed_templates_never_write_a_cache_file(cache_home, tmp_path):
     assert not cache_home.exists()
 
 
-def test_a_served_render_writes_the_cache_for_the_next_start(tmp_path, spawn):
-    home = tmp_path / "cache"
-    server = spawn(env={"XDG_CACHE_HOME": str(home)})
-    server.call("initialize", {"client_info": {"name": "t"}})
-    first = server.call("prompt/render", {"context": {"working_directory": "/w"}})
-    assert len(_files(home / "promptd")) == 1
-    again = spawn(env={"XDG_CACHE_HOME": str(home)})
-    again.call("initialize", {"client_info": {"name": "t"}})
-    assert again.call("prompt/render", {"context": {"working_directory": "/w"}}) == first
-
-
 def test_code_is_loaded_only_from_a_folder_and_file_of_our_own(cache_home, tmp_path):
     # Loaded code runs in promptd: a file others could have written, or a link, is never loaded.
     source = shipped_source("primary")
@@ -191,17 +179,3 @@ def test_a_cache_file_over_the_code_cap_is_not_read(cache_home, monkeypatch):
 
 def test_a_missing_cache_file_is_an_ordinary_miss_and_says_nothing(cache_home):
     assert _skips(shipped_source("subagent"), "subagent") == (None, [])
-
-
-def test_a_served_render_with_a_fifo_in_the_cache_answers_and_logs_the_reason(tmp_path, spawn):
-    home = tmp_path / "cache"
-    source = shipped_source("primary")
-    (home / "promptd").mkdir(parents=True, mode=0o700)
-    os.mkfifo(home / "promptd" / f"{codecache.key(source, 'primary', True)}.code")
-    server = spawn(env={"XDG_CACHE_HOME": str(home)})
-    result = server.call("prompt/render", {"context": {"working_directory": "/w"}}, timeout=60)
-    assert result["template"] == "primary"
-    assert server.call("citation/strip", {"text": "a"}, timeout=60) is not None
-    server.close()
-    logged = [json.loads(line) for line in server.stderr_text().splitlines() if '"code_cache_skipped"' in line]
-    assert [(entry["reason"], entry["template"]) for entry in logged] == [("not_regular", "primary")]

@@ -144,8 +144,9 @@ def test_a_template_building_a_huge_value_is_refused_at_once_and_the_server_keep
     assert shared_served.call("prompt/render", {})["template"] == "primary"
 
 
-def test_a_wrong_vault_key_over_the_wire_is_vault_locked(spawn):
-    server = spawn(env={vault.KEY_ENV: vault.new_key().hex()})
+def test_a_wrong_vault_key_over_the_wire_is_vault_locked(spawn, monkeypatch):
+    monkeypatch.setenv(vault.KEY_ENV, vault.new_key().hex())  # read from promptd's environment
+    server = spawn()
     reply = server.request("prompt/render", {"context": {"system_prompt": "codex"}})
     assert reply["error"]["code"] == -32030 and reply["error"]["data"]["kind"] == "vault_locked"
 

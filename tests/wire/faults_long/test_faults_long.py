@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/wire: test_faults
 
 from test_faults import SPIN, custom, gone_within, grandchild_script, linux_only, quiet_env, register, wait_for_file, workers_of  # noqa: E402
 

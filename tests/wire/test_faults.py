@@ -1,6 +1,6 @@
 """The fault suite: each case names one fault and the outcome promptd guarantees, and checks it.
 
-Short cases run with `make test`; long ones (tests/faults_long/) with `make faults`. Faults
+Short cases run with `make test`; long ones (tests/wire/faults_long/) with `make faults`. Faults
 already covered elsewhere are listed in FAULTS_ELSEWHERE below, not tested twice; docs/operations.md
 ("Faults") is the table of all of them.
 """
@@ -33,11 +33,13 @@ FAULTS_ELSEWHERE = {
         "test_the_sweep_never_follows_a_folder_swapped_for_a_link",
         "test_a_spill_root_others_can_write_to_is_refused",
     ],
-    "test_server_wire.py": [
+    "wire/test_process_exit.py": [
         "test_end_of_input_answers_what_finishes_in_time_cancels_the_rest_and_exits_zero",
         "test_sigterm_lets_a_request_finish_cancels_what_outlives_the_deadline_and_exits_zero",
         "test_exit_cancels_and_answers_every_running_request_and_ends_while_a_thread_renders",
         "test_a_handler_printing_to_stdout_and_a_child_doing_so_do_not_corrupt_the_stream",
+    ],
+    "test_server_wire.py": [
         "test_a_late_client_answer_is_discarded_and_the_server_cancels_what_it_stopped_waiting_for",
     ],
     "test_connection.py": [
@@ -45,12 +47,12 @@ FAULTS_ELSEWHERE = {
         "test_json_nested_ten_thousand_deep_is_refused_without_a_crash",
         "test_after_end_of_input_what_is_still_in_flight_is_answered",
     ],
-    "test_oversized_lines.py": ["test_memory_stays_bounded_while_a_huge_line_is_discarded"],
+    "wire/test_oversized_line_memory.py": ["test_memory_stays_bounded_while_a_huge_line_is_discarded"],
 }
 
 
 def test_the_faults_referenced_here_are_still_tested_where_they_are_said_to_be():
-    here = Path(__file__).parent
+    here = Path(__file__).parents[1]  # tests/
     for name, tests in FAULTS_ELSEWHERE.items():
         source = (here / name).read_text("utf-8")
         for test in tests:
@@ -164,7 +166,7 @@ def test_every_exit_path_kills_a_running_command_and_its_grandchild(spawn, tmp_p
     elif how == "sigint":
         server.proc.send_signal(signal.SIGINT)
     else:
-        server.proc.stdin.close()
+        server.close_input()
         assert server.read(timeout=20)["error"]["code"] == -32800
     assert gone_within([shell, grandchild], 10), f"a provider process outlived {how}"
     if how != "cancel":
@@ -686,7 +688,7 @@ def test_a_host_closing_stdin_mid_callback_gets_its_request_answered_and_promptd
     register(server, "editor", kind="host", timeout_ms=60_000)
     server.send({"jsonrpc": "2.0", "id": "a", "method": "reminder/assemble", "params": {"session": "h", "user_message": "x"}})
     assert server.read()["method"] == "provider/produce"
-    server.proc.stdin.close()
+    server.close_input()
     frames = []
     while True:
         try:
@@ -705,14 +707,14 @@ def test_stdin_closed_mid_batch_answers_the_whole_batch_then_exits_zero(testserv
         {"jsonrpc": "2.0", "id": 3, "method": "no/such"},
     ]
     testserver.send(batch)
-    testserver.proc.stdin.close()
+    testserver.close_input()
     answers = testserver.read(timeout=20)
     assert sorted(a["id"] for a in answers) == [1, 2, 3]
     assert testserver.proc.wait(20) == 0
 
 
 def close_stdout_and_keep_writing(server: Served) -> None:
-    server.proc.stdout.close()
+    server.close_output()
     for n in range(2, 20):
         try:
             server.send({"jsonrpc": "2.0", "id": n, "method": "reminder/keys"})
@@ -726,7 +728,7 @@ def test_stdout_closed_by_the_host_then_stdin_ends_promptd_quietly(testserver):
     testserver.send({"jsonrpc": "2.0", "id": 1, "method": "test/sleep", "params": {"ms": 300, "tag": "t"}})
     close_stdout_and_keep_writing(testserver)
     try:
-        testserver.proc.stdin.close()
+        testserver.close_input()
     except BrokenPipeError:
         pass  # promptd ended on the closed stdout already
     assert testserver.proc.wait(20) == 0
@@ -855,7 +857,7 @@ def test_a_command_runs_with_a_parent_death_signal_of_sigkill(spawn, tmp_path):
 
 
 def fuzz_module():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
     import fuzz
 
     return fuzz
