@@ -41,6 +41,34 @@ def run_cli(*args: str, env: dict[str, str] | None = None, stdin: bytes | None =
     return subprocess.run([*PROMPTD, *args], capture_output=True, env=full_env, cwd=cwd, input=stdin, timeout=timeout)
 
 
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]) -> Any:
+    """`run_cli` in this process: `promptd.cli.main.main(argv)` with the same environment rules
+    (warnings-only logs, no vault key of the developer's, `env` on top), `stdin` as its input and
+    `cwd` as its folder; returns a CompletedProcess with the exit status and the bytes written."""
+
+    def run(*args: str, env: dict[str, str] | None = None, stdin: bytes | None = None, cwd: Any = None) -> subprocess.CompletedProcess[bytes]:
+        from promptd.cli.main import main
+
+        with monkeypatch.context() as patch:
+            patch.setenv("PROMPTD_LOG_LEVEL", "warning")
+            patch.delenv("PROMPTD_VAULT_KEY", raising=False)
+            for name, value in (env or {}).items():
+                patch.setenv(name, value)
+            if cwd is not None:
+                patch.chdir(cwd)
+            patch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8"))
+            capsysbinary.readouterr()
+            try:
+                status = main(list(args))
+            except SystemExit as exit:
+                status = exit.code if isinstance(exit.code, int) else 1
+            out, err = capsysbinary.readouterr()
+        return subprocess.CompletedProcess(["promptd", *args], status, out, err)
+
+    return run
+
+
 # A spawned or in-thread server answers within this unless it hangs: generous, so a loaded machine
 # never fails a test that waits for a frame (docs: a spawned test never waits on a short timeout).
 WAIT_S = 60.0
