@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 import jsonschema
 import pytest
-from conftest import PROMPTD, ROOT, run_cli
+from conftest import ROOT
 from generate import GENERATED
 from jsonschema_specifications import REGISTRY as SPECS
 from referencing import Registry, Resource
@@ -32,53 +31,36 @@ def test_bad_settings_from_the_environment_are_refused(env):
         config_module.load(None, env)
 
 
-def test_an_invalid_config_file_stops_start_up_with_one_line_and_exit_code_2(tmp_path):
-    toml = tmp_path / "promptd.toml"
-    toml.write_text("[reminders]\nbudget_chars = 'lots'\n")
-    result = run_cli("--config", str(toml), "serve")
-    assert result.returncode == 2
-    lines = result.stderr.decode().strip().splitlines()
-    assert len(lines) == 1 and "reminders.budget_chars" in lines[0] and "Traceback" not in lines[0]
-
-
-def test_a_host_variable_with_the_prefix_is_ignored_with_one_warning_naming_it():
-    result = run_cli("serve", env={"PROMPTD_BIN": "/usr/local/bin/promptd", "PROMPTD_BUDGETT": "secret-value"}, stdin=b"")
-    stderr = result.stderr.decode()
-    assert result.returncode == 0
-    assert "env_ignored" in stderr and "PROMPTD_BIN" in stderr and "PROMPTD_BUDGETT" in stderr
-    assert "secret-value" not in stderr
-
-
-def test_cli_call_prints_the_result_as_json():
-    result = run_cli("call", "reminder/wrap", '{"key": "session.cwd", "body": "/tmp"}')
+def test_cli_call_prints_the_result_as_json(cli):
+    result = cli("call", "reminder/wrap", '{"key": "session.cwd", "body": "/tmp"}')
     assert result.returncode == 0
     assert json.loads(result.stdout) == {"text": '<system-reminder key="session.cwd">\n/tmp\n</system-reminder>'}
 
 
-def test_cli_call_failure_is_an_input_error_with_the_error_on_stderr():
-    result = run_cli("call", "reminder/wrap", '{"key": "", "body": "x"}')
+def test_cli_call_failure_is_an_input_error_with_the_error_on_stderr(cli):
+    result = cli("call", "reminder/wrap", '{"key": "", "body": "x"}')
     assert result.returncode == 2 and result.stdout == b""
     assert json.loads(result.stderr)["error"]["data"]["kind"] == "invalid_key"
 
 
-def test_cli_call_of_an_unknown_method_is_a_usage_error():
-    assert run_cli("call", "no/such").returncode == 2
+def test_cli_call_of_an_unknown_method_is_a_usage_error(cli):
+    assert cli("call", "no/such").returncode == 2
 
 
-def test_version_prints_the_package_version():
+def test_version_prints_the_package_version(cli):
     from promptd import __version__
 
-    assert __version__ in run_cli("version").stdout.decode()
+    assert __version__ in cli("version").stdout.decode()
 
 
-def test_version_option_reads_the_version_file():
+def test_version_option_reads_the_version_file(cli):
     version = (ROOT / "VERSION").read_text().strip()
-    result = run_cli("--version")
+    result = cli("--version")
     assert result.returncode == 0 and result.stdout.decode().startswith(f"promptd {version} (protocol ")
 
 
-def test_a_bare_promptd_prints_the_help_and_exits_zero():
-    result = run_cli()
+def test_a_bare_promptd_prints_the_help_and_exits_zero(cli):
+    result = cli()
     assert result.returncode == 0 and result.stderr == b""
     help_text = result.stdout.decode()
     for word in ("serve", "call", "exit status", "PROMPTD_CONFIG", "agent.md", "completion"):
@@ -86,28 +68,12 @@ def test_a_bare_promptd_prints_the_help_and_exits_zero():
 
 
 @pytest.mark.parametrize("command", ["serve", "call"])
-def test_command_help_explains_streams_exit_codes_environment_and_docs(command):
-    result = run_cli(command, "--help")
+def test_command_help_explains_streams_exit_codes_environment_and_docs(command, cli):
+    result = cli(command, "--help")
     assert result.returncode == 0
     text = result.stdout.decode()
     for word in ("stdout", "stderr", "exit status", "PROMPTD_CONFIG", "PROMPTD_VAULT_KEY", "protocol.md"):
         assert word in text, word
-
-
-def test_global_options_are_accepted_after_the_command(tmp_path):
-    request = b'{"jsonrpc":"2.0","id":1,"method":"reminder/keys"}\n'
-    after = run_cli("serve", "--log-level", "debug", stdin=request)
-    assert after.returncode == 0
-    assert any(json.loads(line).get("event") == "request" for line in after.stderr.splitlines())
-    before = run_cli("--log-level", "debug", "serve", stdin=request)
-    assert any(json.loads(line).get("event") == "request" for line in before.stderr.splitlines())
-    # A value given after the command wins over one given before it.
-    quiet = run_cli("--log-level", "debug", "serve", "--log-level", "error", stdin=request)
-    assert quiet.stderr == b""
-    toml = tmp_path / "promptd.toml"
-    toml.write_text('[reminders]\nstyle = "wrong"\n')
-    refused = run_cli("call", "reminder/keys", "--config", str(toml))
-    assert refused.returncode == 2 and refused.stderr.decode().count("\n") == 1
 
 
 SERVE_LINES = [
@@ -150,54 +116,29 @@ def test_the_serve_shortcut_takes_the_command_lines_a_host_spawns():
         assert cli.serve_options(argv) is not None, argv
 
 
-def test_call_reads_params_from_stdin_and_from_a_file(tmp_path):
+def test_call_reads_params_from_stdin_and_from_a_file(tmp_path, cli):
     params = b'{"key": "session.cwd", "body": "/tmp"}'
-    from_stdin = run_cli("call", "reminder/wrap", "-", stdin=params)
+    from_stdin = cli("call", "reminder/wrap", "-", stdin=params)
     assert from_stdin.returncode == 0 and "/tmp" in json.loads(from_stdin.stdout)["text"]
     path = tmp_path / "params.json"
     path.write_bytes(params)
-    from_file = run_cli("call", "reminder/wrap", f"@{path}")
+    from_file = cli("call", "reminder/wrap", f"@{path}")
     assert from_file.returncode == 0 and json.loads(from_file.stdout) == json.loads(from_stdin.stdout)
 
 
 @pytest.mark.parametrize("params", ["@/no/such/folder/params.json", "not json", "-"])
-def test_call_with_unreadable_or_invalid_params_is_a_usage_error_without_a_traceback(params):
-    result = run_cli("call", "reminder/wrap", params, stdin=b"{oops")
+def test_call_with_unreadable_or_invalid_params_is_a_usage_error_without_a_traceback(params, cli):
+    result = cli("call", "reminder/wrap", params, stdin=b"{oops")
     assert result.returncode == 2 and result.stdout == b""
     assert b"Traceback" not in result.stderr and result.stderr.decode().startswith("promptd call: ")
 
 
-def test_a_missing_config_folder_is_one_line_and_exit_2():
-    result = run_cli("--config", "/no/such/folder/promptd.toml", "serve", stdin=b"")
-    assert result.returncode == 2 and b"Traceback" not in result.stderr
-    assert result.stderr.decode().startswith("promptd serve: cannot read config file")
-
-
-@pytest.mark.parametrize("command", [["call", "rpc.discover"], ["render", "--json"], ["keys"]])
-def test_a_reader_that_goes_away_ends_the_command_quietly_with_status_1(command):
-    import os
-
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        result = subprocess.run([*PROMPTD, *command], stdout=write_end, stderr=subprocess.PIPE, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
-    finally:
-        os.close(write_end)
-    assert result.returncode == 1 and result.stderr == b""
-
-
-def test_an_output_file_in_a_missing_folder_is_one_line_and_exit_2(tmp_path):
+def test_an_output_file_in_a_missing_folder_is_one_line_and_exit_2(tmp_path, cli):
     target = tmp_path / "no" / "such" / "out.txt"
-    result = run_cli("render", "-o", str(target))
+    result = cli("render", "-o", str(target))
     assert result.returncode == 2 and b"Traceback" not in result.stderr
     lines = result.stderr.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith("promptd") and str(target) in lines[0]
-
-
-def test_serve_on_stdin_eof_exits_zero_and_writes_only_frames_to_stdout():
-    result = run_cli("serve", stdin=b'{"jsonrpc":"2.0","id":1,"method":"reminder/keys"}\n')
-    assert result.returncode == 0
-    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == [1]
 
 
 @pytest.mark.parametrize("relative,produce", [(rel, fn) for files in GENERATED.values() for rel, fn in files.items()])
@@ -225,17 +166,6 @@ def test_every_method_in_the_table_is_in_the_document_and_in_initialize():
     document = json.loads((ROOT / "protocol" / "openrpc.json").read_text("utf-8"))
     assert {m["name"] for m in document["methods"]} == set(TABLE)
     assert set(call_in_process("initialize", {})["methods"]) == set(TABLE)
-
-
-def test_serve_reads_requests_from_a_regular_file_too(tmp_path):
-    import os
-
-    requests = tmp_path / "requests.jsonl"
-    requests.write_bytes(b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"reminder/keys"}\n' % n for n in range(3)))
-    with open(requests, "rb") as stdin:
-        result = subprocess.run([*PROMPTD, "serve"], stdin=stdin, capture_output=True, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
-    assert result.returncode == 0
-    assert sorted(json.loads(line)["id"] for line in result.stdout.splitlines()) == [0, 1, 2]
 
 
 MERGES = [

@@ -9,7 +9,6 @@ import time
 
 import pytest
 from conftest import call_in_process
-from conftest import run_cli as cli
 
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
@@ -164,7 +163,7 @@ def test_logs_never_carry_the_prompt_text(spawn):
 # -- the CLI -------------------------------------------------------------------------------------
 
 
-def test_cli_render_prints_exactly_the_text_the_method_returns(tmp_path):
+def test_cli_render_prints_exactly_the_text_the_method_returns(tmp_path, cli):
     context = tmp_path / "ctx.yaml"
     context.write_text("audience: subagent\nos_name: linux\n")
     result = cli("render", "--context", str(context), "--tool", "read=read_file")
@@ -174,7 +173,7 @@ def test_cli_render_prints_exactly_the_text_the_method_returns(tmp_path):
     assert hashlib.sha256(result.stdout).hexdigest() == expected["sha256"]
 
 
-def test_cli_render_takes_a_body_an_override_flags_and_json_output(tmp_path):
+def test_cli_render_takes_a_body_an_override_flags_and_json_output(tmp_path, cli):
     body = tmp_path / "body.txt"
     body.write_text("Body ${{ tools.by_kind.read }} ${{ params.edit.old_string }}")
     custom = tmp_path / "custom.txt"
@@ -187,7 +186,7 @@ def test_cli_render_takes_a_body_an_override_flags_and_json_output(tmp_path):
     assert codex.returncode == 0 and MARKER.encode() in codex.stdout
 
 
-def test_cli_render_of_a_bad_context_fails_with_the_field_named(tmp_path):
+def test_cli_render_of_a_bad_context_fails_with_the_field_named(tmp_path, cli):
     context = tmp_path / "ctx.json"
     context.write_text('{"version": 1, "shel_path": "/bin/sh"}')
     result = cli("render", "--context", str(context))
@@ -197,7 +196,7 @@ def test_cli_render_of_a_bad_context_fails_with_the_field_named(tmp_path):
     assert cli("render", "--override", "sideways").returncode == 2
 
 
-def test_cli_lint_reports_file_line_and_column_and_fails(tmp_path):
+def test_cli_lint_reports_file_line_and_column_and_fails(tmp_path, cli):
     good = tmp_path / "good.jinja"
     good.write_text("${% if tools.by_kind.read %}${{ tools.by_kind.read }}${% endif %}")
     bad = tmp_path / "bad.jinja"
@@ -212,7 +211,7 @@ def test_cli_lint_reports_file_line_and_column_and_fails(tmp_path):
     assert cli("lint", "--exempt", "search", str(search)).returncode == 0
 
 
-def test_cli_render_runs_the_method_handler_the_server_runs():
+def test_cli_render_runs_the_method_handler_the_server_runs(cli):
     # The handler logs each render (metadata only) at debug level: the CLI goes through it.
     result = cli("render", "--tool", "read=cat", env={"PROMPTD_LOG_LEVEL": "debug"})
     assert result.returncode == 0
@@ -220,7 +219,7 @@ def test_cli_render_runs_the_method_handler_the_server_runs():
     assert [(e["template"], e["tool_kinds"]) for e in events if e["event"] == "prompt_rendered"] == [("primary", 1)]
 
 
-def test_cli_failures_carry_the_kind_and_field_the_wire_sends(tmp_path):
+def test_cli_failures_carry_the_kind_and_field_the_wire_sends(tmp_path, cli):
     context = tmp_path / "ctx.json"
     context.write_text('{"memory_enabled": "yes"}')
     code, kind, data = failure("prompt/render", {"context": {"memory_enabled": "yes"}})
@@ -236,12 +235,12 @@ def test_the_prompt_commands_live_in_the_entry_layer_not_in_the_domain_package()
     assert importlib.util.find_spec("promptd.cli.prompt") is not None
 
 
-def test_cli_lint_passes_the_shipped_templates():
+def test_cli_lint_passes_the_shipped_templates(cli):
     templates = vault.TEMPLATES
     assert cli("lint", "--strict", str(templates / "primary.jinja"), str(templates / "subagent.jinja"), str(templates / "unsealed" / "apply_patch.jinja")).returncode == 0
 
 
-def test_cli_vault_keygen_seal_and_open_round_trip(tmp_path):
+def test_cli_vault_keygen_seal_and_open_round_trip(tmp_path, cli):
     key = tmp_path / "vault.key"
     assert cli("vault", "keygen", str(key)).returncode == 0
     assert (key.stat().st_mode & 0o777) == 0o600
@@ -263,14 +262,14 @@ def test_cli_vault_keygen_seal_and_open_round_trip(tmp_path):
     assert rendered.returncode == 0 and rendered.stdout == b"Patch carefully, Grok."
 
 
-def test_cli_vault_seal_with_the_default_key_warns_that_it_is_obfuscation(tmp_path):
+def test_cli_vault_seal_with_the_default_key_warns_that_it_is_obfuscation(tmp_path, cli):
     plain = tmp_path / "p.jinja"
     plain.write_text("x")
     result = cli("vault", "seal", str(plain))
     assert result.returncode == 0 and b"obfuscation" in result.stderr and b'"ciphertext"' in result.stdout
 
 
-def test_cli_vault_open_refuses_a_key_file_others_can_read(tmp_path):
+def test_cli_vault_open_refuses_a_key_file_others_can_read(tmp_path, cli):
     key = tmp_path / "k"
     key.write_text(vault.new_key().hex())
     key.chmod(0o644)
@@ -278,6 +277,6 @@ def test_cli_vault_open_refuses_a_key_file_others_can_read(tmp_path):
     assert result.returncode == 1 and b"vault_locked" in result.stderr
 
 
-def test_cli_vault_open_shows_the_shipped_template_with_the_default_key():
+def test_cli_vault_open_shows_the_shipped_template_with_the_default_key(cli):
     result = cli("vault", "open")
     assert result.returncode == 0 and result.stdout == (vault.TEMPLATES / "unsealed" / "apply_patch.jinja").read_bytes()
