@@ -18,11 +18,13 @@ A new example that needs a file gets it here, in FIXTURES.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shlex
 import subprocess
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,14 +193,77 @@ def test_the_docs_show_commands_to_run():
     assert any(e.expected == 1 for e in EXAMPLES), "no documented command expects findings (exit 1)"
 
 
+# What only a shell reads outside quotes: pipes, redirections, variables, globs, `~`, a leading
+# assignment. A command without any of them means to the shell exactly its shlex words.
+_QUOTED = re.compile(r"'[^']*'|\"[^\"\\$`]*\"")
+_SHELL_ONLY = re.compile(r"[|&;<>()$`*?~\[\]{}\\]|^\w+=")
+
+
+def promptd_argv(command: str) -> list[str] | None:
+    """The arguments of a documented `promptd ...` line that needs no shell (not `serve`, which
+    owns its process's descriptors), or None: that line runs in bash."""
+    line = command[: len(command) - len(_comment(command))].strip()
+    if _SHELL_ONLY.search(_QUOTED.sub("", line)):
+        return None
+    words = shlex.split(line)
+    if words[:1] != ["promptd"] or "serve" in words:
+        return None
+    return words[1:]
+
+
+def _run_in_process(argv: list[str], folder: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]) -> tuple[int, str]:
+    """promptd.cli.main(argv) as the shell would run it: the same folder, environment and empty
+    stdin; (exit status, stderr), with an escaping exception's traceback as stderr's end."""
+    from promptd.cli.main import main
+
+    with monkeypatch.context() as patch:
+        for name in set(os.environ) - set(env):
+            patch.delenv(name)
+        for name, value in env.items():
+            patch.setenv(name, value)
+        patch.chdir(folder)
+        patch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8"))
+        capsysbinary.readouterr()
+        try:
+            status = main(argv)
+            tail = ""
+        except SystemExit as exit:
+            status, tail = (exit.code if isinstance(exit.code, int) else 1), ""
+        except Exception:
+            status, tail = 1, traceback.format_exc()
+        err = capsysbinary.readouterr().err.decode("utf-8", "replace")
+    return status, err + tail
+
+
+def test_the_commands_a_shell_would_read_differently_run_in_bash():
+    assert promptd_argv("promptd lint --strict my_template.jinja   # exits 1") == ["lint", "--strict", "my_template.jinja"]
+    assert promptd_argv('promptd call reminder/wrap \'{"key": "k", "body": "x"}\'') == ["call", "reminder/wrap", '{"key": "k", "body": "x"}']
+    for command in (
+        "promptd lint *.jinja",
+        "promptd keygen ~/k",
+        "promptd call rpc.discover > o.json",
+        "echo x | promptd lint -",
+        "PROMPTD_X=1 promptd keys",
+        "promptd serve",
+        'promptd call x "$HOME"',
+    ):
+        assert promptd_argv(command) is None, command
+
+
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"{p.relative_to(ROOT)}:{line}" for p, line in BLOCKS])
-def test_every_documented_command_runs_with_its_documented_exit_status(block, tmp_path, sealed_fixtures):
+def test_every_documented_command_runs_with_its_documented_exit_status(block, tmp_path, sealed_fixtures, monkeypatch, capsysbinary):
+    # A plain `promptd ...` line runs as promptd.cli.main(argv) in this process, with what the
+    # shell would give it; a line that needs the shell runs in bash.
     folder, env = _workspace(tmp_path, sealed_fixtures)
     for example in [e for e in EXAMPLES if (e.path, e.block) == block]:
-        result = subprocess.run(["bash", "-c", example.command], cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
-        stderr = result.stderr.decode("utf-8", "replace")
-        assert result.returncode == example.expected, (
-            f"{example.where}: `{example.command}` exited {result.returncode}, the docs say {example.expected} "
+        argv = promptd_argv(example.command)
+        if argv is None:
+            result = subprocess.run(["bash", "-c", example.command], cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+            status, stderr = result.returncode, result.stderr.decode("utf-8", "replace")
+        else:
+            status, stderr = _run_in_process(argv, folder, env, monkeypatch, capsysbinary)
+        assert status == example.expected, (
+            f"{example.where}: `{example.command}` exited {status}, the docs say {example.expected} "
             f"(mark the block <!-- no-run: why -->, or add a fixture in tests/test_doc_examples.py)\n{stderr[-2000:]}"
         )
         assert "Traceback (most recent call last)" not in stderr, f"{example.where}: a traceback\n{stderr[-2000:]}"
