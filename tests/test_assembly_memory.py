@@ -203,7 +203,7 @@ def test_a_directory_named_like_a_memory_file_is_ignored(tmp_path, home):
 
 
 def assemble(server, session):
-    return server.call("reminder/assemble", {"session": session, "user_message": "hi"}, timeout=30)
+    return server.call("reminder/assemble", {"session": session, "user_message": "hi"}, timeout=60)
 
 
 def test_over_the_wire_a_safe_memory_file_is_delivered(spawn, tmp_path, home):

@@ -177,5 +177,5 @@ def test_javascript_slice_with_the_returned_utf16_offsets_gives_each_segment(ser
     served.call("initialize", {"offset_unit": "utf16_units"})
     segments = served.call("citation/parse", {"text": CITED})["segments"]
     script = "const [t, segs] = JSON.parse(require('fs').readFileSync(0, 'utf8')); process.stdout.write(JSON.stringify(segs.map(s => t.slice(s.start, s.end))));"
-    sliced = subprocess.run(["node", "-e", script], input=json.dumps([CITED, segments]), capture_output=True, text=True, check=True, timeout=30)
+    sliced = subprocess.run(["node", "-e", script], input=json.dumps([CITED, segments]), capture_output=True, text=True, check=True, timeout=60)
     assert json.loads(sliced.stdout) == [s["text"] for s in segments]

@@ -57,7 +57,7 @@ def test_an_invalid_value_of_a_real_setting_is_still_refused(env, field):
 def run_serve(env: dict[str, str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("PROMPTD_")}
     full_env.update(PROMPTD_LOG_LEVEL="warning", **env)
-    return subprocess.run([*PROMPTD, "serve"], input=stdin, capture_output=True, env=full_env, timeout=30)
+    return subprocess.run([*PROMPTD, "serve"], input=stdin, capture_output=True, env=full_env, timeout=60)
 
 
 def test_no_warning_when_every_promptd_variable_is_a_setting():

@@ -170,7 +170,7 @@ def test_a_large_tool_output_is_sanitized_over_the_wire_and_other_requests_are_s
     shared_served.send({"jsonrpc": "2.0", "id": "small", "method": "reminder/parse", "params": {"text": "x"}})
     replies = {}
     while len(replies) < 2:
-        reply = shared_served.read(timeout=30)
+        reply = shared_served.read(timeout=60)
         replies[reply["id"]] = reply
     assert replies["small"]["result"] == {"blocks": []}
     assert replies["big"]["result"]["neutralized"] == 1

@@ -59,13 +59,13 @@ def test_a_cancelled_request_is_answered_request_cancelled(shared_testserver):
     shared_testserver.send(req(9, "test/sleep", {"ms": 10_000}))
     time.sleep(0.1)
     shared_testserver.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 9}})
-    reply = shared_testserver.read(timeout=3)
+    reply = shared_testserver.read(timeout=60)
     assert reply["id"] == 9 and reply["error"]["code"] == CANCELLED
 
 
 def test_a_request_cancelled_in_the_same_chunk_before_it_ever_ran_is_still_answered(shared_testserver):
     shared_testserver.send_raw(lines(req("early", "test/sleep", {"ms": 5000}), {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "early"}}))
-    reply = shared_testserver.read(timeout=3)
+    reply = shared_testserver.read(timeout=60)
     assert reply["id"] == "early" and reply["error"]["code"] == CANCELLED
 
 
@@ -73,7 +73,7 @@ def test_a_batch_with_a_waiting_member_is_answered_whole_and_can_be_cancelled(sh
     shared_testserver.send([req("b1", "test/sleep", {"ms": 5000}), req("b2", "reminder/keys")])
     time.sleep(0.2)
     shared_testserver.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "b1"}})
-    reply = shared_testserver.read(timeout=3)
+    reply = shared_testserver.read(timeout=60)
     by_id = {r["id"]: r for r in reply}
     assert by_id["b1"]["error"]["code"] == CANCELLED and "result" in by_id["b2"]
 
@@ -88,7 +88,7 @@ def test_shutdown_drains_then_refuses_and_exit_ends_with_zero(testserver):
     assert (first["id"], second["id"]) == ("work", "bye")
     assert testserver.request("reminder/keys")["error"]["code"] == SHUT_DOWN
     testserver.send(EXIT)
-    assert testserver.wait(5) == 0
+    assert testserver.wait(60) == 0
 
 
 # The process must end at its deadline whatever a worker thread is doing: each test below leaves an
@@ -158,7 +158,7 @@ def test_the_writer_reports_congestion_and_room_again(monkeypatch):
         writer.write(frame)
     assert writer.congested()
     received = 0
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while not room.is_set():
         assert time.monotonic() < deadline, "the writer never reported room"
         if select.select([read_end], [], [], 0.1)[0]:

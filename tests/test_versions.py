@@ -40,7 +40,7 @@ def test_the_package_and_the_cli_report_it():
     from promptd import __version__
 
     assert __version__ == VERSION
-    out = subprocess.run([sys.executable, "-m", "promptd", "version"], capture_output=True, timeout=30).stdout.decode()
+    out = subprocess.run([sys.executable, "-m", "promptd", "version"], capture_output=True, timeout=60).stdout.decode()
     assert out.split()[1] == VERSION
 
 

@@ -238,7 +238,7 @@ def replay_spawned(cases: list[dict[str, Any]], timeout: float = 60.0) -> None:
             proc.stdout.close()
         _run_all(replays, timeout)
         for run, proc in zip(replays, procs):
-            check(run.case, run.got, proc.wait(timeout=10))
+            check(run.case, run.got, proc.wait(timeout=60))
     finally:
         for run in replays:
             run.close()

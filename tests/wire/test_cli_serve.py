@@ -56,7 +56,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_status_1(command)
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        result = subprocess.run([*PROMPTD, *command], stdout=write_end, stderr=subprocess.PIPE, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
+        result = subprocess.run([*PROMPTD, *command], stdout=write_end, stderr=subprocess.PIPE, timeout=60, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
     finally:
         os.close(write_end)
     assert result.returncode == 1 and result.stderr == b""
@@ -74,6 +74,6 @@ def test_serve_reads_requests_from_a_regular_file_too(tmp_path):
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"reminder/keys"}\n' % n for n in range(3)))
     with open(requests, "rb") as stdin:
-        result = subprocess.run([*PROMPTD, "serve"], stdin=stdin, capture_output=True, timeout=30, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
+        result = subprocess.run([*PROMPTD, "serve"], stdin=stdin, capture_output=True, timeout=60, env=dict(os.environ, PROMPTD_LOG_LEVEL="warning"))
     assert result.returncode == 0
     assert sorted(json.loads(line)["id"] for line in result.stdout.splitlines()) == [0, 1, 2]

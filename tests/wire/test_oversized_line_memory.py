@@ -16,7 +16,7 @@ def test_memory_stays_bounded_while_a_huge_line_is_discarded(spawn):
     for _ in range(64):  # 64 MiB, sixteen thousand times the limit
         server.send_raw(chunk)
     server.send_raw(b'"}}\n')
-    reply = server.read(timeout=30)
+    reply = server.read(timeout=60)
     assert reply["id"] == "huge" and reply["error"]["data"]["kind"] == "too_large"
     # The peak over the whole run: well under one MiB of growth is expected; 16 MiB is slack.
     assert rss_kib(server.proc.pid, "VmHWM") - before < 16 * 1024

@@ -33,8 +33,8 @@ def test_twenty_sigkills_of_promptd_mid_command_leave_no_provider_process_behind
         server.send({"jsonrpc": "2.0", "id": 1, "method": "reminder/assemble", "params": {"session": "s", "user_message": "hi"}})
         shell, grandchild = (int(p) for p in wait_for_file(pids).split())
         server.proc.send_signal(signal.SIGKILL)
-        server.proc.wait(10)
-        assert gone_within([shell, grandchild], 10), f"round {round_}: a provider process outlived promptd"
+        server.proc.wait(60)
+        assert gone_within([shell, grandchild], 60), f"round {round_}: a provider process outlived promptd"
 
 
 @linux_only
@@ -49,8 +49,8 @@ def test_two_hundred_cancelled_commands_with_grandchildren_leave_no_process_and_
         server.send({"jsonrpc": "2.0", "id": n, "method": "reminder/assemble", "params": {"session": "s", "user_message": "hi"}})
         seen += [int(p) for p in wait_for_file(tmp_path / "pids").split()]
         server.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": n}})
-        assert server.read(timeout=20)["error"]["code"] == -32800
-    assert gone_within(seen, 20), "a cancelled command's process outlived its request"
+        assert server.read(timeout=60)["error"]["code"] == -32800
+    assert gone_within(seen, 60), "a cancelled command's process outlived its request"
     # The warden's pipe is the one descriptor the first command may add.
     assert descriptors(server.proc.pid) <= before + 2
 
@@ -76,7 +76,7 @@ def test_a_host_that_never_answers_for_five_hundred_turns_is_skipped_every_time_
     for n in range(500):
         server.send({"jsonrpc": "2.0", "id": n, "method": "reminder/assemble", "params": {"session": f"s{n % 50}", "user_message": "hi"}})
         while True:
-            frame = server.read(timeout=20)
+            frame = server.read(timeout=60)
             if frame.get("id") == n and "method" not in frame:
                 break
         assert frame["result"]["skipped"][0]["reason"] == "timeout"
