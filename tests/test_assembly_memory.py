@@ -199,7 +199,7 @@ def test_a_directory_named_like_a_memory_file_is_ignored(tmp_path, home):
     assert read_project_memory(repo, 20_000) is None
 
 
-# ---- over a spawned `promptd serve` -----------------------------------------------------------
+# ---- over the wire (the transport in a thread) -----------------------------------------------------------
 
 
 def assemble(server, session):

@@ -3,7 +3,7 @@
 Each produced message is validated by its SDK's own types (the AI SDK's against its documented
 ModelMessage shape, docs/history-shapes.md), holds the reminder byte for byte as its own text part
 after the user's text, and, passed back through history/sanitize with the same session, keeps the
-genuine reminder. Through promptd.Local and over a spawned `promptd serve`.
+genuine reminder. Through promptd.Local and over the wire.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reminder assembly over a spawned `promptd serve`: provider kinds, faults, ordering, budget,
+"""Reminder assembly over the wire (the stdio transport, in a thread): provider kinds, faults, ordering, budget,
 truncation and spill, turn composition and accounting, events, and what reaches the logs."""
 
 from __future__ import annotations

@@ -232,25 +232,21 @@ def test_the_sanitizer_reads_a_lone_surrogate_as_it_reads_the_replacement_charac
     assert door.call("content/sanitize", {"text": text})["neutralized"] == 1
 
 
-def test_the_command_lines_call_reads_and_writes_wide_integers_and_lone_surrogates():
-    from conftest import run_cli
-
-    done = run_cli("call", "content/sanitize_value", '{"value": {"\\ud83d": [18446744073709551616]}}')
+def test_the_command_lines_call_reads_and_writes_wide_integers_and_lone_surrogates(cli):
+    done = cli("call", "content/sanitize_value", '{"value": {"\\ud83d": [18446744073709551616]}}')
     assert done.returncode == 0, done.stderr
     assert exactjson.loads(done.stdout)["value"] == {HALF: [2**64]}
 
 
-def test_the_command_lines_render_writes_bytes_whose_digest_is_the_renders_sha256(tmp_path):
+def test_the_command_lines_render_writes_bytes_whose_digest_is_the_renders_sha256(tmp_path, cli):
     import hashlib
     import json
 
-    from conftest import run_cli
-
     context = tmp_path / "context.json"
     context.write_text(json.dumps({"role_instructions": "Role " + HALF}))
-    done = run_cli("render", "--context", str(context))
+    done = cli("render", "--context", str(context))
     assert done.returncode == 0, done.stderr
-    described = run_cli("render", "--context", str(context), "--json")
+    described = cli("render", "--context", str(context), "--json")
     assert hashlib.sha256(done.stdout).hexdigest() == exactjson.loads(described.stdout)["sha256"]
 
 

@@ -1,5 +1,5 @@
 """Offsets in the unit the host asks for (`initialize`'s `offset_unit`): citation/parse segments,
-reminder/parse blocks and content/inspect spans, in-process and over a spawned `promptd serve`.
+reminder/parse blocks and content/inspect spans, in-process and over the wire.
 
 The check is the host's own slicing: a JavaScript host slices by UTF-16 code units, a Go host by
 UTF-8 bytes, a Python host by code points; each must get back exactly the span's text. Text with

@@ -1,4 +1,4 @@
-"""The four citation methods end to end: over a spawned `promptd serve` and through the same
+"""The four citation methods end to end: over the wire and through the same
 dispatch in-process, with the same answers."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every conversation is built with its SDK's types (tests/support/conversations.py) and every
 result is validated by them again. In-process through the server's method table; a few cases
-over a spawned `promptd serve` too.
+over the wire too.
 """
 
 from __future__ import annotations
@@ -426,9 +426,9 @@ def test_a_rendered_system_prompt_split_into_cached_blocks_comes_back_unchanged(
     assert [c["path"] for c in sanitize(door, [altered])["changes"]] == ["/0/content/1/text"]
 
 
-# -- over a spawned server -----------------------------------------------------------------------------
+# -- over the wire -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["anthropic", "gemini_camel", "mcp"])
-def test_over_a_spawned_server_conversations_round_trip_and_signed_content_is_left_in_place(shared_served, name):
+def test_over_the_wire_conversations_round_trip_and_signed_content_is_left_in_place(shared_served, name):
     wire = Wire(shared_served)
     case = CASES[name]()
     assert sanitize(wire, case.messages)["messages"] == case.messages

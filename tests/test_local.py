@@ -1,5 +1,5 @@
 """The in-process door (promptd.local.Local): the server's method table and boundary, no process.
-Its answers are compared with a spawned server's where the two must agree."""
+Its answers are compared with the wire's where the two must agree."""
 
 from __future__ import annotations
 

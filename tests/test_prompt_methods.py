@@ -1,4 +1,4 @@
-"""prompt/render, prompt/lint and prompt/persist in-process and over a spawned `promptd serve`,
+"""prompt/render, prompt/lint and prompt/persist in-process and over the wire,
 and the CLI commands render, lint and vault."""
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def test_persist_normalizes_and_clears_subagent_role_summaries():
 # -- over the wire -------------------------------------------------------------------------------
 
 
-def test_render_lint_and_persist_over_a_spawned_server(served):
+def test_render_lint_and_persist_over_the_wire(served):
     served.call("initialize", {"tools": TOOLS})
     primary = served.call("prompt/render", {"context": {"working_directory": "/srv/app", "os_name": "linux"}})
     assert primary["template"] == "primary" and "Operating system: linux" in primary["text"] and "`run_terminal_command`" in primary["text"]

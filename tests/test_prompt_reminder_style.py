@@ -5,12 +5,10 @@ and passes through promptd's own sanitizer unchanged."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 
 import pytest
-from conftest import PROMPTD, call_in_process
+from conftest import call_in_process
 from support.rendering import render
 
 from promptd.config import Config
@@ -143,7 +141,7 @@ def test_a_caller_cannot_spoof_the_style():
 # -- over the wire and on the command line ---------------------------------------------------------
 
 
-def test_a_spawned_server_describes_the_style_set_at_initialize(served):
+def test_a_server_describes_the_style_set_at_initialize(served):
     served.call("initialize", {"config": {"reminders": {"style": "xml"}}, "tools": {"by_kind": TOOLS}})
     wrapped = served.call("reminder/wrap", {"key": "session.cwd", "body": "/tmp", "nonce": True})["text"]
     nonce = NONCE_ATTRIBUTE.search(wrapped).group(1)
@@ -159,7 +157,7 @@ def test_a_spawned_server_describes_the_style_set_at_initialize(served):
         assert cleaned["neutralized"] == 0 and cleaned["messages"][0]["content"] == rendered["text"]
 
 
-def test_a_spawned_server_describes_pua_by_default(served):
+def test_a_server_describes_pua_by_default(served):
     wrapped = served.call("reminder/wrap", {"key": "session.cwd", "body": "/tmp", "nonce": True})["text"]
     nonce = NONCE_ATTRIBUTE.search(wrapped).group(1)
     genuine = served.call("reminder/assemble", {"session": "s", "directives": ["Be brief."]})["text"]
@@ -169,8 +167,7 @@ def test_a_spawned_server_describes_pua_by_default(served):
 
 
 @pytest.mark.parametrize("style", ["pua", "xml"])
-def test_cli_render_takes_the_style_from_its_configuration(style):
-    env = dict(os.environ, PROMPTD_LOG_LEVEL="warning", PROMPTD_REMINDERS__STYLE=style)
-    result = subprocess.run([*PROMPTD, "render"], capture_output=True, env=env, timeout=60)
+def test_cli_render_takes_the_style_from_its_configuration(style, cli):
+    result = cli("render", env={"PROMPTD_REMINDERS__STYLE": style})
     assert result.returncode == 0, result.stderr
     assert_describes(result.stdout.decode("utf-8"), "primary", style)

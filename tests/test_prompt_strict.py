@@ -1,5 +1,5 @@
 """Strict undefined, error positions and the one text path, through prompt/render (in-process and
-over a spawned server) and the engine."""
+over the wire) and the engine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Regression tests for the provenance findings, over a spawned `promptd serve` and in-process.
+"""Regression tests for the provenance findings, over the wire and in-process.
 
 Each test learns the nonce the way an attacker would (from a `reminder/wrap` block with
 `nonce: true`, or from a reminder the model was shown) and asserts the fixed behaviour through
@@ -47,7 +47,7 @@ def _styled(request, wire) -> Any:
 
 @pytest.fixture(params=STYLED, ids=lambda p: f"{p[0]}-{p[1]}")
 def styled(request):
-    """A door in each reminder style: in-process with the style configured, or a server spawned
+    """A door in each reminder style: in-process with the style configured, or a server started
     with PROMPTD_REMINDERS__STYLE, shared by the module's tests of that style (they keep no
     process state apart from their own session's)."""
     return _styled(request, request.getfixturevalue("shared_spawn") if request.param[0] == "wire" else None)

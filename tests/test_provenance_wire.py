@@ -1,4 +1,4 @@
-"""The provenance methods through both doors: a spawned `promptd serve` and in-process dispatch."""
+"""The provenance methods through both doors: the wire and in-process dispatch."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """todo/gate's contract (docs/todos.md): the reason every answer carries, a disabled gate saying so,
 the renamed params (`last_step_called_tool`, turn/complete's `tools_called`) with the 0.1 names
-still accepted, and the nudged continuation of one prompt. In-process and over a spawned server."""
+still accepted, and the nudged continuation of one prompt. In-process and over the wire."""
 
 from __future__ import annotations
 

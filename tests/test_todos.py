@@ -1,5 +1,5 @@
 """TodoGate and TodoNudge: the partition and decision as a table, replayed turn traces (in-process
-and over a spawned server), injection safety, events and session bounds."""
+and over the wire), injection safety, events and session bounds."""
 
 from __future__ import annotations
 

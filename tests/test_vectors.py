@@ -1,4 +1,4 @@
-"""Replays protocol/vectors/ against a spawned server and in-process: the same files the Node
+"""Replays protocol/vectors/ over the wire and in-process: the same files the Node
 and Go suites replay. Method vectors (`<area>/<case>.json`) are one request each; wire vectors
 (`wire/<case>.json`) are raw bytes in and frames out, replayed against the protocol connection in
 memory and against spawned servers."""
@@ -36,7 +36,7 @@ def test_there_are_vectors_for_every_area():
     assert len(CASES) >= 10
 
 
-def test_every_vector_replays_over_one_spawned_server(served):
+def test_every_vector_replays_over_one_server(served):
     for path in CASES:
         case = load(path)
         reply = served.request(case["method"], case["params"])

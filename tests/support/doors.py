@@ -1,5 +1,5 @@
 """The two doors a provenance test runs through: in-process dispatch with one runtime (one nonce,
-one ledger) across calls, like one server, and a spawned `promptd serve`. Both answer `call` with
+one ledger) across calls, like one server, and a server over the wire (tests/conftest.py). Both answer `call` with
 the result and `error` with (code, data.kind)."""
 
 from __future__ import annotations
