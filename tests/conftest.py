@@ -245,6 +245,7 @@ class Threaded(Channel):
     def __init__(self, *args: str, env: dict[str, str] | None = None, test_methods: bool = False) -> None:
         from support.wire import TEST_TABLE
 
+        from promptd.childenv import VAULT_KEY_ENV
         from promptd.config import ENV_PREFIX, load
         from promptd.config import ignored_env_names as not_settings
         from promptd.logs import Logger
@@ -252,7 +253,8 @@ class Threaded(Channel):
         from promptd.transport.server import Server
 
         environ = {"PROMPTD_LOG_LEVEL": "warning", **(env or {})}
-        foreign = [name for name in environ if not name.startswith(ENV_PREFIX) or name in not_settings(environ)]
+        # The vault key is read from the process's own environment when it is used, not by load.
+        foreign = [name for name in environ if not name.startswith(ENV_PREFIX) or name == VAULT_KEY_ENV or name in not_settings(environ)]
         assert not foreign, f"{foreign}: not settings; a test that needs them takes a spawned server (tests/wire/) or monkeypatch"
         options = dict(zip(args[::2], args[1::2]))
         assert len(args) % 2 == 0 and set(options) <= {"--config", "--log-level"}, args
