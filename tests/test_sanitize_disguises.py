@@ -263,3 +263,28 @@ def test_every_character_that_folds_to_a_bracket_introducer_or_delimiter_is_a_ca
             assert ch in introducers, f"U+{code:04X}"
         elif folded in ("\ue203", "\ue204"):
             assert ch == folded
+
+
+# Escapes that begin like an escape of "<" but spell a letter (ρ, τ, π, ϊ from \u03cX; the Latin
+# letters with a macron or caron from the octals \740-\747) inside a tag name.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<dis\\u03c1lay-trigger>",
+        "<sys\\u03c4em-reminder>",
+        "<system-remi\\u03c0der>",
+        "<system-rem\\u03cander>",
+        "<dis%u03c1lay-trigger>",
+        "<dis%U03C1lay-trigger>",
+        "<dis%25u03c1lay-trigger>",
+        "<dis\\\\u03c1lay-trigger>",
+        "<dis\\U000003c1lay-trigger>",
+        "<displ\\741y-trigger>",
+        "<display-tri\\747ger>",
+        "%3C/dis\\u03c1lay-trigger>",
+        "\\u{3c}sys\\u03c4em-reminder>",
+    ],
+)
+def test_an_escaped_letter_that_begins_like_an_escaped_bracket_is_read_as_the_letter(text):
+    cleaned = sanitize(text)
+    assert cleaned.neutralized == 1 and "untrusted-" in cleaned.text

@@ -231,7 +231,14 @@ def _name_pattern() -> str:
     # others go to the reader.
     brackets = "".join(c for c in BRACKETS if not c.isascii() and set(fold_all(c)) == {"<"})
     # An escape of "<" ends a name as "<" does, so it is not handed over (`<system-reminde&lt;`).
-    escapes = r"&(?!(?ai:(?:amp;?)*lt))|%(?!(?ai:(?:25)*(?:3c|u0*3c)))|\\(?!(?ai:\\*+(?:[ux]\{0*3c\}|u0*3c|x3c|0*74)))"
+    # Only what escapes.py reads as exactly "<" (its digit counts: \u four, \U eight, \x two, up
+    # to three octal digits, %u four, % two; an entity named lt or LT, nothing longer): an escape
+    # that merely begins so (`\u03c1`, `\741`) spells a letter and goes to the reader.
+    escapes = (
+        r"&(?!(?:amp;?)*(?:lt|LT)(?:;|(?![A-Za-z0-9])))"
+        r"|%(?!(?:25)*(?:3[cC]|[uU]003[cC]))"
+        r"|\\(?!\\*+(?:[ux]\{0*3[cC]\}|u003[cC]|U0000003[cC]|x3[cC]|0?74(?![0-7])))"
+    )
     handed_over = escapes + "|[^" + _ranges("".join(map(chr, range(0x80))) + skipped + single + brackets) + "]|" + _MARKUP.pattern
     units = _fewest_units()
     return skip + "(?:/" + skip + ")?(?:" + letter + skip + "){0," + str(units - 1) + "}+(?:" + letter + "|" + handed_over + ")"
