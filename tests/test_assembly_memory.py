@@ -8,12 +8,12 @@ import threading
 from pathlib import Path
 
 import pytest
+from support.projects import MEMORY_SECRET as SECRET
+from support.projects import assemble, repo_at
 
 from promptd.assembly.kinds import SkipReason
 from promptd.assembly.memory import read_project_memory, search_folders
 from promptd.assembly.model import ProviderSkipped
-
-SECRET = "sk-promptd-test-secret-0123456789"
 
 
 @pytest.fixture
@@ -22,12 +22,6 @@ def home(tmp_path, monkeypatch):
     folder = tmp_path / "home"
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
-    return folder
-
-
-def repo_at(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / ".git").mkdir()
     return folder
 
 
@@ -200,10 +194,6 @@ def test_a_directory_named_like_a_memory_file_is_ignored(tmp_path, home):
 
 
 # ---- over the wire (the transport in a thread) -----------------------------------------------------------
-
-
-def assemble(server, session):
-    return server.call("reminder/assemble", {"session": session, "user_message": "hi"}, timeout=60)
 
 
 def test_over_the_wire_a_safe_memory_file_is_delivered(spawn, tmp_path, home):

@@ -4,6 +4,7 @@ provider asks for, and the variables no child ever gets."""
 from __future__ import annotations
 
 import pytest
+from support.projects import key_spellings as spellings
 
 from promptd.childenv import child_env, is_refused
 
@@ -58,19 +59,6 @@ def no_withheld_keys(monkeypatch):
 
 
 KEY = bytes(range(32))
-
-
-def spellings(key: bytes) -> dict[str, str]:
-    import base64
-
-    return {
-        "TRAILING_NEWLINE": key.hex() + "\n",
-        "UPPER_HEX": key.hex().upper(),
-        "BASE64": base64.b64encode(key).decode(),
-        "URLSAFE_BASE64_UNPADDED": base64.urlsafe_b64encode(key).decode().rstrip("="),
-        "LEADING_SPACE": " " + key.hex(),
-        "RAW": key.decode("latin-1"),
-    }
 
 
 def test_the_vault_key_under_another_name_in_any_spelling_is_not_passed(no_withheld_keys):

@@ -8,11 +8,10 @@ import subprocess
 
 import pytest
 from conftest import PROMPTD
+from support.projects import ENV_SECRET as SECRET
 
 from promptd import config as config_module
 from promptd.errors import ConfigError
-
-SECRET = "s3cr3t-value-never-logged"
 
 
 def test_names_that_are_not_settings_are_ignored_and_reported():

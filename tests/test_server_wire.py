@@ -11,25 +11,7 @@ from __future__ import annotations
 import json
 import time
 
-SHUT_DOWN, CANCELLED = -32002, -32800
-
-
-def req(ident, method, params=None):
-    frame = {"jsonrpc": "2.0", "id": ident, "method": method}
-    if params is not None:
-        frame["params"] = params
-    return frame
-
-
-WRAP = {"key": "k", "body": "b"}
-EXIT = {"jsonrpc": "2.0", "method": "exit"}
-# A custom template whose render runs for hours in a worker thread without growing its output:
-# the handler cannot be interrupted, so only the process's own exit can end it.
-ENDLESS = req("render", "prompt/render", {"context": {"system_prompt": {"custom": "${% for i in range(100000) %}${% for j in range(100000) %}${% endfor %}${% endfor %}"}}})
-
-
-def lines(*frames):
-    return b"".join(json.dumps(f).encode() + b"\n" for f in frames)
+from support.frames import CANCELLED, EXIT, SHUT_DOWN, WRAP, lines, req
 
 
 def test_a_line_over_the_limit_is_answered_and_the_next_line_is_served(spawn):

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 from conftest import call_in_process
+from support.processes import MIB
 
 from promptd.config import Config
 from promptd.methods.boundary import RpcFailure
 from promptd.runtime import Runtime
-
-MIB = 1 << 20
 
 
 def runtime(**sessions: int) -> Runtime:
@@ -76,14 +75,6 @@ def test_the_caps_are_settings_that_initialize_can_change():
     rt = runtime()
     call_in_process("initialize", {"config": {"sessions": {"max_field_bytes": 4}}}, rt)
     refused("session/update", {"session": "s", "date": "2026-12-01"}, rt)
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 def test_turn_complete_on_a_session_never_used_is_refused_and_creates_none():

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_childenv import spellings
+from support.projects import key_spellings as spellings
 
 VAULT_KEY = "5e" * 32
 MARKER = "marker-secret-8d1f0c"

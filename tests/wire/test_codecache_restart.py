@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 
-from test_prompt_codecache import _files
-
 from promptd.prompt import codecache
 from promptd.prompt.pipeline import shipped_source
 
@@ -17,7 +15,7 @@ def test_a_served_render_writes_the_cache_for_the_next_start(tmp_path, spawn):
     server = spawn(env={"XDG_CACHE_HOME": str(home)})
     server.call("initialize", {"client_info": {"name": "t"}})
     first = server.call("prompt/render", {"context": {"working_directory": "/w"}})
-    assert len(_files(home / "promptd")) == 1
+    assert len(list((home / "promptd").glob("*.code"))) == 1
     again = spawn(env={"XDG_CACHE_HOME": str(home)})
     again.call("initialize", {"client_info": {"name": "t"}})
     assert again.call("prompt/render", {"context": {"working_directory": "/w"}}) == first

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from test_config_env import SECRET
+from support.projects import ENV_SECRET as SECRET
 
 
 def test_a_served_sidecar_starts_with_host_variables_and_warns_once_by_name(spawn):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from test_oversized_lines import LIMIT
+from support.processes import rss_kib
+
+LIMIT = 4096  # max_message_bytes of these tests
 
 
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="needs /proc")
@@ -20,11 +22,3 @@ def test_memory_stays_bounded_while_a_huge_line_is_discarded(spawn):
     assert reply["id"] == "huge" and reply["error"]["data"]["kind"] == "too_large"
     # The peak over the whole run: well under one MiB of growth is expected; 16 MiB is slack.
     assert rss_kib(server.proc.pid, "VmHWM") - before < 16 * 1024
-
-
-def rss_kib(pid: int, field: str) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise AssertionError(field)

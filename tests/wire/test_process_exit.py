@@ -8,7 +8,7 @@ from __future__ import annotations
 import signal
 import time
 
-from test_server_wire import CANCELLED, ENDLESS, EXIT, WRAP, lines, req
+from support.frames import CANCELLED, ENDLESS, EXIT, WRAP, lines, req
 
 
 def test_exit_cancels_and_answers_every_running_request_and_ends_while_a_thread_renders(testserver):

@@ -4,7 +4,8 @@ of it reaches the result or the log."""
 
 from __future__ import annotations
 
-from test_assembly_memory import SECRET, assemble, repo_at
+from support.projects import MEMORY_SECRET as SECRET
+from support.projects import assemble, repo_at
 
 
 def test_over_the_wire_a_symlink_to_proc_self_environ_is_skipped_and_logged_without_content(spawn, tmp_path):

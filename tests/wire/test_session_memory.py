@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_session_limits import MIB, rss_kib
+from support.processes import MIB, rss_kib
 
 
 def test_many_sessions_with_huge_values_do_not_grow_the_process(spawn):
