@@ -16,7 +16,7 @@ functions, its Python-compatibility methods), so this module takes away what the
   ahead of the template), not as Python objects: the binding would print those the Python way and
   let a template call their methods.
 
-tests/reference/ holds a Rust build of the reference itself; tests/test_reference_engine.py checks
+tests/reference/ holds a Rust build of the reference itself; tests/prompt/test_reference_engine.py checks
 that this set-up and that build agree byte for byte.
 """
 

@@ -21,7 +21,7 @@ PY = sys.executable
 
 # Faults whose outcome is already checked elsewhere: test file -> the tests that state them.
 FAULTS_ELSEWHERE = {
-    "test_assembly_wire.py": [
+    "assembly/test_assembly_wire.py": [
         "test_a_provider_that_never_returns_is_skipped_at_its_timeout_while_others_are_delivered_and_served",
         "test_a_command_that_ignores_sigterm_is_killed_with_its_group_on_timeout",
         "test_failing_missing_flooding_and_noisy_providers_are_contained",
@@ -39,10 +39,10 @@ FAULTS_ELSEWHERE = {
         "test_exit_cancels_and_answers_every_running_request_and_ends_while_a_thread_renders",
         "test_a_handler_printing_to_stdout_and_a_child_doing_so_do_not_corrupt_the_stream",
     ],
-    "test_server_wire.py": [
+    "transport/test_server_wire.py": [
         "test_a_late_client_answer_is_discarded_and_the_server_cancels_what_it_stopped_waiting_for",
     ],
-    "test_connection.py": [
+    "rpc/test_connection.py": [
         "test_invalid_utf8_is_a_parse_error",
         "test_json_nested_ten_thousand_deep_is_refused_without_a_crash",
         "test_after_end_of_input_what_is_still_in_flight_is_answered",

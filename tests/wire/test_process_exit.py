@@ -1,7 +1,7 @@
 """The process around the transport: it ends at its deadline whatever a worker is doing (exit, end
 of input, SIGTERM, each with an endless render left running), and nothing a handler or a child
 prints reaches the protocol stream. The transport's own behaviour is tested in-thread in
-tests/test_server_wire.py."""
+tests/transport/test_server_wire.py."""
 
 from __future__ import annotations
 

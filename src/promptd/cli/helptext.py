@@ -26,7 +26,7 @@ def formatter(prog: str) -> argparse.HelpFormatter:
 def exit_status(*rows: tuple[Exit, str], pipe: bool = True) -> str:
     """The `exit status:` block of one command's help: what each code means for this command,
     one row a code (as `promptd serve --help` always had), and the closed-pipe note for a
-    command that writes to stdout. tests/test_cli_conventions.py runs a case for every row."""
+    command that writes to stdout. tests/cli/test_cli_conventions.py runs a case for every row."""
     lines = ["exit status:"]
     for code, text in rows:
         lines.extend(textwrap.wrap(text, WIDTH, initial_indent=f"  {int(code)}  ", subsequent_indent="     "))

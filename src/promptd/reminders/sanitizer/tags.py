@@ -28,7 +28,7 @@ def _tag_spelling(code: str) -> str:
 
 
 # RGI_Emoji_Tag_Sequence in Unicode's emoji-sequences.txt: England, Scotland, Wales, the same three
-# since Emoji 5.0 (2017). tests/test_sanitize_emoji_tags.py holds this set equal to the fully
+# since Emoji 5.0 (2017). tests/reminders/test_sanitize_emoji_tags.py holds this set equal to the fully
 # qualified tag sequences of the `emoji` package (built from Unicode's emoji-test.txt).
 RGI_FLAG_SUBDIVISIONS = ("gbeng", "gbsct", "gbwls")
 RGI_FLAG_TAGS = frozenset(_tag_spelling(code) for code in RGI_FLAG_SUBDIVISIONS)

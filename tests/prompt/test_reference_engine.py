@@ -17,7 +17,7 @@ import pytest
 from support.reference_corpus import cases
 from support.reference_engine import ReferenceEngine, ReferenceFailure
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CRATE = ROOT / "tests" / "reference"
 TARGET = ROOT / "build" / "reference"
 BINARY = TARGET / "release" / "promptd-reference-engine"

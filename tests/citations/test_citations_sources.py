@@ -121,7 +121,7 @@ def test_the_icon_table_in_the_docs_matches_the_code():
 
     from promptd.citations.sources import ICONS_BY_EXTENSION
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "citations.md").read_text("utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "citations.md").read_text("utf-8")
     table = doc.split("| icon | extensions |", 1)[1].split("\n\n", 1)[0]
     documented = {}
     for row in table.splitlines()[2:]:

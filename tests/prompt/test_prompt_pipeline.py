@@ -14,8 +14,8 @@ from promptd.errors import InvalidContext, TemplateRender, TemplateSyntax
 from promptd.prompt import pipeline
 from promptd.prompt.context import parse_context
 
-GOLDEN = Path(__file__).resolve().parent / "golden" / "prompt"
-# Regenerate after an intended template change: PROMPTD_UPDATE_GOLDEN=1 pytest tests/test_prompt_pipeline.py
+GOLDEN = Path(__file__).resolve().parent / "golden"
+# Regenerate after an intended template change: PROMPTD_UPDATE_GOLDEN=1 pytest tests/prompt/test_prompt_pipeline.py
 UPDATE = os.environ.get("PROMPTD_UPDATE_GOLDEN") == "1"
 
 ALL_TOOLS = {

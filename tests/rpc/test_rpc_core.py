@@ -13,7 +13,7 @@ from promptd.rpc.framing import LineFramer, Oversize
 from promptd.rpc.messages import Invalid, Notification, Request, Response, decode, encode
 from promptd.rpc.outgoing import OutgoingCalls
 
-RPC_DIR = Path(__file__).resolve().parents[1] / "src" / "promptd" / "rpc"
+RPC_DIR = Path(__file__).resolve().parents[2] / "src" / "promptd" / "rpc"
 
 
 def test_lines_split_across_chunks_are_joined():

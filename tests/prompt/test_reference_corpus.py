@@ -17,7 +17,7 @@ from promptd.errors import TemplateRender, TemplateSyntax
 from promptd.prompt.engine import engine
 from promptd.prompt.lint import NOT_PORTABLE, SYNTAX, lint
 
-COMPATIBILITY = Path(__file__).resolve().parent.parent / "docs" / "template-compatibility.md"
+COMPATIBILITY = Path(__file__).resolve().parents[2] / "docs" / "template-compatibility.md"
 # Differences the lint reports as another kind: a filter only the reference has is unknown here.
 LINTED_AS_SYNTAX = frozenset({"reference-only-filters"})
 # Deliberate differences (docs/template-compatibility.md, "Deliberate differences"), which no lint
