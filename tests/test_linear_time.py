@@ -109,7 +109,7 @@ TEXT_METHODS: dict[str, Callable[[str], object]] = {
 
 GROWTH = 8
 GROWTH_LIMIT = GROWTH * 2.5  # linear with slack; quadratic is ~64
-TARGET_SECONDS = 0.01  # 10 ms at n, 80 ms at 8n: well above timer and scheduling noise (best of REPEATS)
+TARGET_SECONDS = 0.004  # 4 ms at n, 32 ms at 8n: far above the CPU clock's resolution (ns) and the best of REPEATS evens out noise
 REPEATS = 3
 # Rounds of REPEATS runs of the large input before a case is called superlinear.
 ATTEMPTS = 3
@@ -191,6 +191,19 @@ def assert_linear(fn: Callable[[object], object], build: Callable[[int], object]
     result = growth(fn, build)
     print(result)
     assert result.ratio < GROWTH_LIMIT, f"superlinear: {result}"
+
+
+def test_the_measure_tells_a_quadratic_function_from_a_linear_one():
+    # The harness itself, at its short calibration target: a scan per character of a prefix is
+    # quadratic, one scan is linear.
+    def quadratic(text: str) -> object:
+        return [text.count(ch) for ch in text[: len(text) // 64]]
+
+    def build(n: int) -> str:
+        return "a" * n
+
+    assert growth(quadratic, build).ratio > GROWTH_LIMIT
+    assert growth(lambda text: text.count("x"), build).ratio < GROWTH_LIMIT
 
 
 # ---------------------------------------------------------------------------------------------
