@@ -127,7 +127,7 @@ def _finish(request: AssemblyRequest, session: Session, config: Config, trust: T
         result.skipped = skipped
         # The delivery log: the digest of what this turn delivered under each key (turn/complete
         # reads it). Applied here, on the loop, never from the worker thread.
-        session.delivered.update(delivered)
+        session.record_delivered(delivered)
         return result
 
     # Sanitizing large fragments and writing a spill file are the slow parts: off the event loop

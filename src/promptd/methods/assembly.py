@@ -28,7 +28,6 @@ from promptd.assembly.kinds import FragmentStatus
 from promptd.later import then
 from promptd.logs import LogLevel
 from promptd.methods.base import Context, Method
-from promptd.sessions.store import complete_turn
 
 
 class PeerHost:
@@ -163,7 +162,7 @@ def complete(params: CompleteParams, ctx: Context) -> Empty:
     session = runtime.sessions.existing(params.session)
     tools = runtime.tools_for(session)
     # True when the completed turn delivered the todo nudge.
-    if complete_turn(session, params.todo_write, params.tools_called, tools.get("plan")):
+    if session.complete_turn(params.todo_write, params.tools_called, tools.get("plan")):
         from promptd.api.events import NudgeFiredEvent
 
         ctx.emit(*NudgeFiredEvent(session=params.session, turn=session.counters.turns).notification())
