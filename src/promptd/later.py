@@ -15,13 +15,18 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def then(outcome: T | Awaitable[T], finish: Callable[[T], R]) -> R | Awaitable[R]:
+def then(outcome: T | Awaitable[T], finish: Callable[[T], R | Awaitable[R]]) -> R | Awaitable[R]:
     """`finish(outcome)` at once when `outcome` is a value; when it is an awaitable, an awaitable
-    that awaits it and then finishes it."""
+    that awaits it and then finishes it. `finish` may itself answer now or later (a second stage,
+    written as a `then` of its own): the awaitable awaits that too, so chained stages stay one
+    value or one awaitable of it."""
     if isinstance(outcome, Awaitable):
         return _finished_later(outcome, finish)
     return finish(outcome)
 
 
-async def _finished_later(pending: Awaitable[T], finish: Callable[[T], R]) -> R:
-    return finish(await pending)
+async def _finished_later(pending: Awaitable[T], finish: Callable[[T], R | Awaitable[R]]) -> R:
+    finished = finish(await pending)
+    if isinstance(finished, Awaitable):
+        return await finished
+    return finished

@@ -7,6 +7,8 @@ import asyncio
 import inspect
 from typing import Any
 
+import pytest
+
 from promptd.assembly.assemble import OFF_LOOP_CHARS
 from promptd.config import Config
 from promptd.methods import TABLE
@@ -81,6 +83,19 @@ def test_large_fragments_and_a_large_user_message_still_go_to_a_worker_thread():
     composed = call(ctx, "turn/compose", {"session": "s", "user_message": big})
     assert inspect.iscoroutine(composed)
     assert asyncio.run(composed)["content"].startswith(big)
+
+
+@pytest.mark.parametrize("user_message", ["Fix the build", "x" * (OFF_LOOP_CHARS + 1)], ids=["small message", "large message"])
+def test_compose_waits_for_a_reminder_that_waits_and_then_for_a_message_that_waits(tmp_path, user_message):
+    # Both stages may wait: the reminder (a file provider) and then the message (a large text).
+    (tmp_path / "notes.md").write_text("from a file\n")
+    ctx = context()
+    call(ctx, "providers/register", {"name": "notes", "kind": "file", "scope": "global", "key": "directive", "path": str(tmp_path / "notes.md")})
+    pending = call(ctx, "turn/compose", {"session": "s", "user_message": user_message})
+    assert inspect.iscoroutine(pending)
+    composed = asyncio.run(pending)
+    assert "from a file" in composed["reminder"]["text"]
+    assert composed["content"] == user_message + "\n\n" + composed["reminder"]["text"]
 
 
 def test_an_assembly_answered_at_once_still_logs_the_turns_deliveries():

@@ -13,9 +13,10 @@ from promptd.assembly import budget as budgeting
 from promptd.assembly.kinds import FragmentStatus, Scope
 from promptd.assembly.model import Fragment, Skip
 from promptd.assembly.providers import HostChannel, ProviderView
-from promptd.assembly.registry import Entry, ProviderRegistry
+from promptd.assembly.registry import ProviderRegistry
 from promptd.assembly.run import run_instant, run_providers
 from promptd.config import Config
+from promptd.later import then
 from promptd.reminders.kinds import BlockStyle
 from promptd.reminders.ledger import Trust
 from promptd.sessions.store import Session, digest
@@ -31,7 +32,6 @@ DIRECTIVE_PROVIDER = "directive"
 # Above this many characters, sanitizing runs in a worker thread (about 5 ms of sanitizer time).
 OFF_LOOP_CHARS = 64 * 1024
 T = TypeVar("T")
-U = TypeVar("U")
 DIRECTIVE_KEY = "directive"
 DELIVERED, TRUNCATED = FragmentStatus.DELIVERED, FragmentStatus.TRUNCATED
 
@@ -101,21 +101,14 @@ def assemble(
     # Per-turn providers run only for a turn with a user message.
     wanted = list(entries) if request.user_message.strip() else [e for e in entries if e.spec.scope is Scope.GLOBAL]
     if not wanted:
-        return _finish(request, [], session, config, trust, spill)
+        return _finish(request, session, config, trust, spill, [])
     view = view_of(session, request, config, tools)
-    if not all(entry.instant for entry in wanted):
-        return _assemble_waiting(request, wanted, view, session, config, trust, host, spill)
-    outcomes = [run_instant(entry, view) for entry in wanted]
-    return _finish(request, outcomes, session, config, trust, spill)
+    instant = all(entry.instant for entry in wanted)
+    outcomes = [run_instant(entry, view) for entry in wanted] if instant else run_providers(wanted, view, host, config.reminders.provider_timeout_ms / 1000)
+    return then(outcomes, functools.partial(_finish, request, session, config, trust, spill))
 
 
-async def _assemble_waiting(request: AssemblyRequest, wanted: list[Entry], view: ProviderView, session: Session, config: Config, trust: Trust, host: HostChannel, spill: SpillAccess) -> Assembled:
-    outcomes = await run_providers(wanted, view, host, config.reminders.provider_timeout_ms / 1000)
-    finished = _finish(request, outcomes, session, config, trust, spill)
-    return finished if isinstance(finished, Assembled) else await finished
-
-
-def _finish(request: AssemblyRequest, outcomes: list[Fragment | Skip | None], session: Session, config: Config, trust: Trust, spill: SpillAccess) -> Assembled | Awaitable[Assembled]:
+def _finish(request: AssemblyRequest, session: Session, config: Config, trust: Trust, spill: SpillAccess, outcomes: list[Fragment | Skip | None]) -> Assembled | Awaitable[Assembled]:
     raw: list[Fragment] = [Fragment(DIRECTIVE_PROVIDER, DIRECTIVE_KEY, d) for d in request.directives if d.strip()]
     skipped: list[Skip] = []
     for outcome in outcomes:
@@ -134,19 +127,14 @@ def _finish(request: AssemblyRequest, outcomes: list[Fragment | Skip | None], se
         result.skipped = skipped
         # The delivery log: the digest of what this turn delivered under each key (turn/complete
         # reads it). Applied here, on the loop, never from the worker thread.
-        session.delivered.update(delivered)
+        session.record_delivered(delivered)
         return result
 
     # Sanitizing large fragments and writing a spill file are the slow parts: off the event loop
     # when they may happen, so one big turn never stalls other requests.
     sizes = [len(f.text) for f in raw]
-    if sum(sizes) > OFF_LOOP_CHARS or max(sizes) > limit:
-        return _in_thread(finish, recorded)
-    return recorded(finish())
-
-
-async def _in_thread(work: Callable[[], T], then: Callable[[T], U]) -> U:
-    return then(await asyncio.to_thread(work))
+    fitted = asyncio.to_thread(finish) if sum(sizes) > OFF_LOOP_CHARS or max(sizes) > limit else finish()
+    return then(fitted, recorded)
 
 
 def fit_and_wrap(raw: list[Fragment], request: AssemblyRequest, limit: int, trust: Trust, style: BlockStyle, spill: SpillAccess, session_id: str) -> tuple[Assembled, dict[str, bytes]]:

@@ -25,9 +25,9 @@ from promptd.assembly.assemble import Assembled, AssemblyRequest, Report, assemb
 from promptd.assembly.compose import Composed
 from promptd.assembly.compose import compose as compose_message
 from promptd.assembly.kinds import FragmentStatus
+from promptd.later import then
 from promptd.logs import LogLevel
 from promptd.methods.base import Context, Method
-from promptd.sessions.store import complete_turn
 
 
 class PeerHost:
@@ -81,16 +81,10 @@ def run_assembly(params: AssembleParams, ctx: Context) -> AssembleResult | Await
         spill=lambda: runtime.spill,
         tools=runtime.tools_for(session),
     )
-    if isinstance(outcome, Assembled):
-        return reported(outcome, params.session, ctx)
-    return _reported_later(outcome, params.session, ctx)
+    return then(outcome, functools.partial(reported, params.session, ctx))
 
 
-async def _reported_later(pending: Awaitable[Assembled], session: str, ctx: Context) -> AssembleResult:
-    return reported(await pending, session, ctx)
-
-
-def reported(assembled: Assembled, session: str, ctx: Context) -> AssembleResult:
+def reported(session: str, ctx: Context, assembled: Assembled) -> AssembleResult:
     report(assembled, session, ctx)
     return to_result(assembled)
 
@@ -149,26 +143,16 @@ def _fragment_report(report: Report) -> FragmentReport:
 
 
 def compose(params: ComposeParams, ctx: Context) -> ComposeResult | Awaitable[ComposeResult]:
-    reminder = run_assembly(params, ctx)
-    if not isinstance(reminder, AssembleResult):
-        return _compose_later(reminder, params, ctx)
-    composed = compose_message(params.user_message, reminder.text, ctx.runtime.nonce, params.shape)
-    if isinstance(composed, Composed):
-        return _composed(composed, reminder)
-    return _composed_later(composed, reminder)
+    """Two stages, each answered at once when it can: the reminder, then the message built with it."""
+
+    def with_reminder(reminder: AssembleResult) -> ComposeResult | Awaitable[ComposeResult]:
+        composed = compose_message(params.user_message, reminder.text, ctx.runtime.nonce, params.shape)
+        return then(composed, functools.partial(_composed, reminder))
+
+    return then(run_assembly(params, ctx), with_reminder)
 
 
-async def _compose_later(reminder: Awaitable[AssembleResult], params: ComposeParams, ctx: Context) -> ComposeResult:
-    done = await reminder
-    composed = compose_message(params.user_message, done.text, ctx.runtime.nonce, params.shape)
-    return _composed(composed if isinstance(composed, Composed) else await composed, done)
-
-
-async def _composed_later(composed: Awaitable[Composed], reminder: AssembleResult) -> ComposeResult:
-    return _composed(await composed, reminder)
-
-
-def _composed(composed: Composed, reminder: AssembleResult) -> ComposeResult:
+def _composed(reminder: AssembleResult, composed: Composed) -> ComposeResult:
     message = HistoryMessage.model_validate(composed.message) if composed.message is not None else None
     return ComposeResult(content=composed.content, reminder=reminder, message=message)
 
@@ -178,7 +162,7 @@ def complete(params: CompleteParams, ctx: Context) -> Empty:
     session = runtime.sessions.existing(params.session)
     tools = runtime.tools_for(session)
     # True when the completed turn delivered the todo nudge.
-    if complete_turn(session, params.todo_write, params.tools_called, tools.get("plan")):
+    if session.complete_turn(params.todo_write, params.tools_called, tools.get("plan")):
         from promptd.api.events import NudgeFiredEvent
 
         ctx.emit(*NudgeFiredEvent(session=params.session, turn=session.counters.turns).notification())

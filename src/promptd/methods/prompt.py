@@ -35,12 +35,7 @@ def render(params: RenderParams, ctx: Context) -> RenderResult | Awaitable[Rende
 def _result(params: RenderParams, ctx: Context, rendered: Rendered) -> RenderResult:
     result = RenderResult.model_validate(rendered, from_attributes=True)
     if params.session is not None:
-        from promptd.sessions import prompts
-
-        session = ctx.runtime.sessions.get(params.session)
-        now = prompts.record(rendered.text, rendered.stable_prefix_chars, rendered.variables)
-        change = prompts.compare(session.last_prompt, now)
-        session.last_prompt = now
+        change = ctx.runtime.sessions.get(params.session).record_prompt(rendered.text, rendered.stable_prefix_chars, rendered.variables)
         if change is not None:
             result.prefix_change = PrefixChange.model_validate(change, from_attributes=True)
     return result

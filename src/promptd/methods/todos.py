@@ -1,11 +1,10 @@
-"""todo/gate: a thin adapter; the decision and its per-prompt memory are sessions.gate_turn."""
+"""todo/gate: a thin adapter; the decision and its per-prompt memory are Session.gate_turn."""
 
 from __future__ import annotations
 
 from promptd.api.events import GateExhaustedEvent, GateFiredEvent
 from promptd.api.todos import GateParams, GateResult
 from promptd.methods.base import Context, Method
-from promptd.sessions.store import gate_turn
 from promptd.sessions.todos import EXHAUSTED_TRIGGER, NUDGE_TRIGGER, Decision, Todo, exhausted_text, gate_text
 
 
@@ -20,7 +19,7 @@ def gate(params: GateParams, ctx: Context) -> GateResult:
     runtime.sessions.check_id(params.prompt_id, "prompt_id", "the prompt id")
     session = runtime.sessions.get(params.session)
     todos = [Todo(t.id, t.content, t.status) for t in params.todos]
-    turn = gate_turn(session, params.prompt_id, todos, params.backing_task_count, params.last_step_called_tool, settings)
+    turn = session.gate_turn(params.prompt_id, todos, params.backing_task_count, params.last_step_called_tool, settings)
     outcome = turn.outcome
     parts = outcome.partition
     style = runtime.config.reminders.style

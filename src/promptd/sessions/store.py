@@ -3,9 +3,11 @@
 Domain layer: no wire knowledge. Bounded: an idle timeout and a maximum count (least recently
 used evicted); evicting one session never touches another.
 
-Who changes what: the host's data arrives through `session/update`; assembly only appends to the
-current turn's delivery log; complete_turn (`turn/complete`) and gate_turn (`todo/gate`) are the
-only places counters move.
+A session changes only through its own methods, each the one writer of what it changes:
+`update` (`session/update`: the host's facts, under the byte caps), `record_prompt`
+(`prompt/render` with a session), `record_delivered` (assembly: the current turn's delivery log),
+`complete_turn` (`turn/complete`: TodoNudge's counters, the turn's deliveries made the last) and
+`gate_turn` (`todo/gate`: TodoGate's memory of each prompt). The store only marks it used.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import NamedTuple
 
 from promptd.config import SessionsConfig, TodoGateConfig
 from promptd.errors import UnknownSession, ValueTooLarge
-from promptd.sessions.prompts import PromptRecord
+from promptd.sessions import prompts
 from promptd.sessions.todos import NUDGE_KEY, Decision, GateOutcome, Todo, decide
 
 # Prompt ids whose TodoGate fires a session remembers: a session answers one prompt at a time, so
@@ -77,6 +79,12 @@ class TurnCounters:
     turns_since_nudge: int | None = None
 
 
+class GateTurn(NamedTuple):
+    outcome: GateOutcome
+    # The prompt reached its cap and had not been told so before: the notice's event goes once.
+    first_exhausted: bool
+
+
 @dataclass
 class Session:
     id: str
@@ -93,7 +101,7 @@ class Session:
     gate_fires: dict[str, int] = field(default_factory=dict)
     gate_exhausted: set[str] = field(default_factory=set)
     # The system prompt this session last rendered (prompt/render with `session`), as hashes.
-    last_prompt: PromptRecord | None = None
+    last_prompt: prompts.PromptRecord | None = None
     touched: float = field(default_factory=time.monotonic)
 
     def update(self, limits: SessionsConfig, facts: Mapping[str, str | None], env: Mapping[str, str] | None, tools: Mapping[str, str] | None, modified_files: list[str]) -> None:
@@ -123,6 +131,56 @@ class Session:
             raise ValueTooLarge(f"session state would be {size} bytes, over sessions.max_session_bytes ({limits.max_session_bytes})", field="session", limit=limits.max_session_bytes, size=size)
         self.data = data
         self.modified_files = files
+
+    def record_prompt(self, text: str, stable_prefix_chars: int, variables: Mapping[str, object]) -> prompts.PrefixChange | None:
+        """Remembers the system prompt just rendered for this session (its hashes, never its text)
+        and says where it departs from the one before: None for the session's first render."""
+        now = prompts.record(text, stable_prefix_chars, variables)
+        change = prompts.compare(self.last_prompt, now)
+        self.last_prompt = now
+        return change
+
+    def record_delivered(self, delivered: Mapping[str, bytes]) -> None:
+        """Adds to the current turn's delivery log: the digest (`digest`) of what was delivered
+        under each key. Digests only, so what a session keeps never grows with what it delivered."""
+        self.delivered.update(delivered)
+
+    def complete_turn(self, todo_write: bool, tools_called: list[str], plan_tool: str | None) -> bool:
+        """Turn accounting: the one place TodoNudge's counters move. A call of the plan tool counts
+        as a todo write even when the host did not say so. True when the turn delivered the nudge."""
+        wrote = todo_write or (plan_tool is not None and plan_tool in tools_called)
+        nudged = NUDGE_KEY in self.delivered
+        counters = self.counters
+        counters.turns += 1
+        counters.turns_since_todo_write = 0 if wrote else counters.turns_since_todo_write + 1
+        if nudged:
+            counters.turns_since_nudge = 0
+        elif counters.turns_since_nudge is not None:
+            counters.turns_since_nudge += 1
+        self.last_delivered.update(self.delivered)
+        if "file.modified" in self.delivered:
+            self.modified_files.clear()
+        self.delivered.clear()
+        return nudged
+
+    def gate_turn(self, prompt_id: str, todos: list[Todo], backing_task_count: int, last_step_called_tool: bool, settings: TodoGateConfig) -> GateTurn:
+        """TodoGate's decision for one end of turn, with the session's memory of the prompt: the
+        fires so far are read and a fire is counted (at most MAX_PROMPTS_PER_SESSION prompts
+        remembered), and the prompt's exhaustion is recorded once. The prompt id is capped by the
+        store (`SessionStore.check_id`) before the session is even looked up."""
+        before = self.gate_fires.get(prompt_id, 0)
+        outcome = decide(todos, backing_task_count, last_step_called_tool, before, settings.max_fires_per_prompt, settings.enabled)
+        first_exhausted = False
+        if outcome.decision is Decision.NUDGE:
+            self.gate_fires[prompt_id] = outcome.fires
+            while len(self.gate_fires) > MAX_PROMPTS_PER_SESSION:
+                oldest = next(iter(self.gate_fires))
+                del self.gate_fires[oldest]
+                self.gate_exhausted.discard(oldest)
+        elif outcome.exhausted and prompt_id not in self.gate_exhausted:
+            self.gate_exhausted.add(prompt_id)
+            first_exhausted = True
+        return GateTurn(outcome, first_exhausted)
 
 
 def check_field(name: str, value: str, limits: SessionsConfig) -> None:
@@ -213,47 +271,3 @@ class SessionStore:
             if oldest.touched >= deadline:
                 break
             self._sessions.popitem(last=False)
-
-
-def complete_turn(session: Session, todo_write: bool, tools_called: list[str], plan_tool: str | None) -> bool:
-    """Turn accounting: the one place TodoNudge's counters move. A call of the plan tool counts as
-    a todo write even when the host did not say so. True when the turn delivered the nudge."""
-    wrote = todo_write or (plan_tool is not None and plan_tool in tools_called)
-    nudged = NUDGE_KEY in session.delivered
-    counters = session.counters
-    counters.turns += 1
-    counters.turns_since_todo_write = 0 if wrote else counters.turns_since_todo_write + 1
-    if nudged:
-        counters.turns_since_nudge = 0
-    elif counters.turns_since_nudge is not None:
-        counters.turns_since_nudge += 1
-    session.last_delivered.update(session.delivered)
-    if "file.modified" in session.delivered:
-        session.modified_files.clear()
-    session.delivered.clear()
-    return nudged
-
-
-class GateTurn(NamedTuple):
-    outcome: GateOutcome
-    # The prompt reached its cap and had not been told so before: the notice's event goes once.
-    first_exhausted: bool
-
-
-def gate_turn(session: Session, prompt_id: str, todos: list[Todo], backing_task_count: int, last_step_called_tool: bool, settings: TodoGateConfig) -> GateTurn:
-    """TodoGate's decision for one end of turn, with the session's memory of the prompt: the fires
-    so far are read and a fire is counted (at most MAX_PROMPTS_PER_SESSION prompts remembered),
-    and the prompt's exhaustion is recorded once."""
-    before = session.gate_fires.get(prompt_id, 0)
-    outcome = decide(todos, backing_task_count, last_step_called_tool, before, settings.max_fires_per_prompt, settings.enabled)
-    first_exhausted = False
-    if outcome.decision is Decision.NUDGE:
-        session.gate_fires[prompt_id] = outcome.fires
-        while len(session.gate_fires) > MAX_PROMPTS_PER_SESSION:
-            oldest = next(iter(session.gate_fires))
-            del session.gate_fires[oldest]
-            session.gate_exhausted.discard(oldest)
-    elif outcome.exhausted and prompt_id not in session.gate_exhausted:
-        session.gate_exhausted.add(prompt_id)
-        first_exhausted = True
-    return GateTurn(outcome, first_exhausted)
