@@ -4,7 +4,8 @@
  * Generates src/generated.ts (types and typed method wrappers) from protocol/openrpc.json, the
  * document the server builds from its own models. Plain JavaScript on purpose: it must run before
  * anything is compiled, even when the committed output no longer type-checks against a changed
- * protocol.
+ * protocol. It needs the dev dependencies (members.mjs parses src/ with TypeScript's parser to
+ * learn which names the hand-written client already uses), which `make generate` installs.
  *
  *   node scripts/generate.mjs            write src/generated.ts
  *   node scripts/generate.mjs --check    exit 1 when src/generated.ts is stale (used by the tests)
@@ -15,17 +16,16 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { clientMembers } from "./members.mjs";
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 const DEFAULT_PROTOCOL = resolve(HERE, "../../../protocol/openrpc.json");
 const DEFAULT_OUT = resolve(HERE, "../src/generated.ts");
+// The hand-written client, whose members no wrapper may shadow (read by members.mjs).
+export const CLIENT_SOURCES = resolve(HERE, "../src");
 export const HEADER =
   "// DO NOT EDIT: generated from protocol/openrpc.json by `make -C clients/node generate` (scripts/generate.mjs).";
 
-// Members of PromptdClient that a generated wrapper must never shadow.
-const RESERVED = new Set([
-  "call", "notify", "request", "start", "stop", "produce", "handlerFor", "closedError", "emitError", "emitClose", "guard", "connection", "process", "pid", "stderrTail", "serverMethods", "initializeResult",
-  "onEvent", "onNotification", "onError", "onClose", "onExit", "registerHostProvider", "unregisterHostProvider", "constructor",
-]);
 /**
  * Requests the client drives itself get no wrapper: the document marks them `x-no-wrapper`
  * (promptd's method table decides, for every client alike). `stop()` sends `shutdown` (then
@@ -269,8 +269,13 @@ function genericWrapper(method, components) {
   return { parameters: declareParameters(parameters), params: `${typeName(paramsName)}<${names.join(", ")}>`, result: resultType };
 }
 
-/** @param {unknown} doc @returns {string} */
-export function render(doc) {
+/**
+ * @param {unknown} doc the OpenRPC document
+ * @param {Iterable<string>} reserved names no wrapper may take: by default, the members of
+ *   PromptdClient and its hand-written base classes, read from CLIENT_SOURCES
+ * @returns {string}
+ */
+export function render(doc, reserved = clientMembers(CLIENT_SOURCES)) {
   if (!isObject(doc) || !Array.isArray(doc.methods)) throw new Error("not an OpenRPC document: no methods");
   const components = isObject(doc.components) && isObject(doc.components.schemas) ? doc.components.schemas : {};
   const methods = [...doc.methods].filter(isObject).sort((a, b) => (String(a.name) < String(b.name) ? -1 : 1));
@@ -283,10 +288,11 @@ export function render(doc) {
   const events = inbound.filter((m) => m.result === undefined);
   const errors = Array.isArray(doc["x-errors"]) ? doc["x-errors"].filter(isObject) : [];
 
+  const taken = new Set(reserved);
   const seen = new Map();
   for (const method of requests) {
     const name = wrapperName(String(method.name));
-    if (RESERVED.has(name)) throw new Error(`method ${method.name} would shadow the client's own ${name}()`);
+    if (taken.has(name)) throw new Error(`method ${method.name} would shadow the client's own ${name}()`);
     if (seen.has(name)) throw new Error(`methods ${seen.get(name)} and ${method.name} both map to ${name}()`);
     seen.set(name, method.name);
   }

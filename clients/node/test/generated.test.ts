@@ -1,8 +1,9 @@
 /** The generated types: fresh against protocol/openrpc.json, and the generator's mapping. */
 
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { test } from "node:test";
@@ -14,7 +15,7 @@ const GENERATOR = join(CLIENT_ROOT, "scripts", "generate.mjs");
 
 interface Generator {
   HEADER: string;
-  render(doc: unknown): string;
+  render(doc: unknown, reserved?: Iterable<string>): string;
   tsType(schema: unknown): string;
   wrapperName(method: string): string;
 }
@@ -76,10 +77,40 @@ test("JSON Schema forms map to the TypeScript types a reader would expect", asyn
   }
 });
 
-test("the generator refuses a method that would shadow a client member", async () => {
+/** A protocol document with one request method of each name, taking and giving nothing. */
+function methodsDoc(...names: string[]): unknown {
+  return { methods: names.map((name) => ({ name, params: [], result: { name: "result", schema: {} } })), components: { schemas: {} } };
+}
+
+test("the generator refuses a method that would shadow a client member: public, static, an accessor, a parameter property or a private one", async () => {
   const { render } = await generator();
-  const doc = { methods: [{ name: "stop", params: [], result: { name: "result", schema: {} } }], components: { schemas: {} } };
-  assert.throws(() => render(doc), /shadow/);
+  const cases: Array<[method: string, member: string]> = [
+    ["stop", "stop"],
+    ["start", "start"],
+    ["server_methods", "serverMethods"],
+    ["connection", "connection"],
+    ["emit/error", "emitError"],
+    ["stopping", "stopping"],
+  ];
+  for (const [method, member] of cases) {
+    assert.throws(() => render(methodsDoc("reminder/wrap", method)), { message: `method ${method} would shadow the client's own ${member}()` });
+  }
+  assert.match(render(methodsDoc("reminder/wrap")), /reminderWrap\(/);
+});
+
+test("the generator's command line fails, saying which method shadows which member, and writes nothing", () => {
+  const dir = mkdtempSync(join(tmpdir(), "promptd-node-generate-"));
+  try {
+    const protocol = join(dir, "openrpc.json");
+    const out = join(dir, "generated.ts");
+    writeFileSync(protocol, JSON.stringify(methodsDoc("on_event")));
+    const run = spawnSync(process.execPath, [GENERATOR, "--protocol", protocol, "--out", out], { encoding: "utf8" });
+    assert.equal(run.status, 1);
+    assert.match(run.stderr, /method on_event would shadow the client's own onEvent\(\)/);
+    assert.equal(existsSync(out), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 /** A method whose params and result hold the caller's own messages (x-caller-type). */
