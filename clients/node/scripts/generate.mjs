@@ -288,7 +288,9 @@ export function render(doc, reserved = clientMembers(CLIENT_SOURCES)) {
   const events = inbound.filter((m) => m.result === undefined);
   const errors = Array.isArray(doc["x-errors"]) ? doc["x-errors"].filter(isObject) : [];
 
-  const taken = new Set(reserved);
+  // Every object inherits these (toString, valueOf, hasOwnProperty, ...): a wrapper named like one
+  // would change how the client prints or compares, so they are taken as the client's own are.
+  const taken = new Set([...reserved, ...Object.getOwnPropertyNames(Object.prototype)]);
   const seen = new Map();
   for (const method of requests) {
     const name = wrapperName(String(method.name));

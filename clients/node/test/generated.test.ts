@@ -82,7 +82,7 @@ function methodsDoc(...names: string[]): unknown {
   return { methods: names.map((name) => ({ name, params: [], result: { name: "result", schema: {} } })), components: { schemas: {} } };
 }
 
-test("the generator refuses a method that would shadow a client member: public, static, an accessor, a parameter property or a private one", async () => {
+test("the generator refuses a method that would shadow a client member: public, static, an accessor, a parameter property, a private one or one every object inherits", async () => {
   const { render } = await generator();
   const cases: Array<[method: string, member: string]> = [
     ["stop", "stop"],
@@ -91,6 +91,9 @@ test("the generator refuses a method that would shadow a client member: public, 
     ["connection", "connection"],
     ["emit/error", "emitError"],
     ["stopping", "stopping"],
+    // What every object inherits is taken too.
+    ["to_string", "toString"],
+    ["value_of", "valueOf"],
   ];
   for (const [method, member] of cases) {
     assert.throws(() => render(methodsDoc("reminder/wrap", method)), { message: `method ${method} would shadow the client's own ${member}()` });
