@@ -32,9 +32,13 @@ typecheck: $(STAMP)
 
 # The suite on every core (at most four workers), then the timing-sensitive tests alone, so the
 # load of the parallel run never inflates what they measure. `pytest` alone runs everything.
+# Bytecode (pytest's rewritten test modules too) is cached under build/pycache even where
+# PYTHONDONTWRITEBYTECODE is set: recompiling every module in each worker and in every spawned
+# promptd took a few seconds a process; the source tree gets no __pycache__ either way.
+PYTEST_ENV := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/build/pycache
 test-python: $(STAMP)
-	$(PY) -m pytest -n auto --maxprocesses 4 -m "not serial"
-	$(PY) -m pytest -m serial
+	$(PYTEST_ENV) $(PY) -m pytest -n auto --maxprocesses 4 -m "not serial"
+	$(PYTEST_ENV) $(PY) -m pytest -m serial
 
 test-node: $(STAMP)
 	@if [ -f clients/node/package.json ]; then $(MAKE) -C clients/node test PROMPTD="$(CURDIR)/$(VENV)/bin/promptd"; fi

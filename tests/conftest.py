@@ -32,6 +32,15 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="promptd-test-cache-")
 TEST_SERVER = [sys.executable, str(ROOT / "tests" / "support" / "serve_with_test_methods.py")]
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """`make test-python`'s second run (`-m serial`) imports only the test files that mark a test
+    serial (every such file spells `pytest.mark.serial`): importing the other hundred files to
+    deselect all their tests cost as long as the serial tests themselves took to run."""
+    if config.option.markexpr != "serial" or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    return "pytest.mark.serial" not in collection_path.read_text(encoding="utf-8")
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, stdin: bytes | None = None, cwd: Any = None, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
     """One promptd command as a user runs it: warnings-only logs, no vault key taken from the
     developer's own environment, `env` on top."""

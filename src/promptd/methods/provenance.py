@@ -50,9 +50,9 @@ def _report(ctx: Context, what: str, origin: Origin, neutralized: int, chars: in
 
 
 def sanitize(params: SanitizeParams, ctx: Context) -> SanitizeResult:
-    from promptd.reminders.sanitize import sanitize as sanitize_text
+    from promptd.reminders import sanitize as sanitizer
 
-    cleaned = sanitize_text(params.text, ctx.runtime.nonce)
+    cleaned = sanitizer.sanitize(params.text, ctx.runtime.nonce)
     _report(ctx, "content/sanitize", params.origin, cleaned.neutralized, len(params.text))
     return SanitizeResult.model_validate(cleaned, from_attributes=True)
 

@@ -23,7 +23,6 @@ on an altered or invented body is refused, with the reason; verification keeps n
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from typing import NamedTuple
@@ -33,7 +32,7 @@ from promptd.reminders import keyed, markup
 from promptd.reminders.keyed import escape_body
 from promptd.reminders.kinds import BlockStyle, Refusal
 from promptd.reminders.ledger import Trust
-from promptd.reminders.sanitize import sanitize
+from promptd.reminders.sanitize import remembering, sanitize
 from promptd.text import separate_halves
 
 PUA_OPEN = markup.PUA_OPEN
@@ -101,17 +100,7 @@ def repair(body: str, nonce: str) -> str:
 # sanitized as joined text once per process. Bodies of a default budget's size only (6,000
 # characters; 16 Ki leaves room), and a few of them, so the cache stays small.
 CACHED_BODY_CHARS = 16 * 1024
-
-
-def _sanitized_body(text: str, nonce: str) -> str:
-    if len(text) <= CACHED_BODY_CHARS:
-        return _sanitized_small_body(text, nonce)
-    return sanitize(text, nonce).text
-
-
-@functools.lru_cache(maxsize=16)
-def _sanitized_small_body(text: str, nonce: str) -> str:
-    return sanitize(text, nonce).text
+_sanitized_body = remembering(CACHED_BODY_CHARS, 16)
 
 
 def wrap_triggered(trigger: str, body: str, trust: Trust, style: BlockStyle = BlockStyle.PUA, session: str | None = None) -> str:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import AnyStr, NamedTuple, cast
 
 from promptd.reminders import markup
@@ -116,22 +116,27 @@ def sanitize(text: str, nonce: str | None = None) -> Sanitized:
     return Sanitized(stream.texts[0], delimiters + stream.neutralized)
 
 
-# Texts that come back turn after turn (a static provider's fragment, a context's role instructions)
-# are sanitized once per process: the result depends only on the text and the nonce. Small texts
-# only (at most 512 of up to 4,096 characters), so the cache stays small.
+def remembering(max_chars: int, entries: int) -> Callable[[str, str | None], str]:
+    """`sanitize(text, nonce).text` that remembers the last `entries` results for texts of at most
+    `max_chars` characters: the result depends only on the text and the nonce, and some texts come
+    back turn after turn. Each caller sizes its own cache for the texts it sees."""
+
+    @functools.lru_cache(maxsize=entries)
+    def remembered(text: str, nonce: str | None) -> str:
+        return sanitize(text, nonce).text
+
+    def sanitized(text: str, nonce: str | None = None) -> str:
+        if len(text) <= max_chars:
+            return remembered(text, nonce)
+        return sanitize(text, nonce).text
+
+    return sanitized
+
+
+# A static provider's fragment, a context's role instructions: up to 512 small texts (at most
+# 4,096 characters each), so the cache stays small.
 CACHED_TEXT_CHARS = 4096
-
-
-def sanitize_text(text: str, nonce: str | None = None) -> str:
-    """`sanitize(text, nonce).text`, remembered for small texts."""
-    if len(text) <= CACHED_TEXT_CHARS:
-        return _sanitized_small(text, nonce)
-    return sanitize(text, nonce).text
-
-
-@functools.lru_cache(maxsize=512)
-def _sanitized_small(text: str, nonce: str | None) -> str:
-    return sanitize(text, nonce).text
+sanitize_text = remembering(CACHED_TEXT_CHARS, 512)
 
 
 def sanitize_parts(parts: Sequence[str], nonce: str | None = None) -> tuple[list[str], int]:
