@@ -8,7 +8,7 @@ import json
 import os
 
 import pytest
-from conftest import run_cli as cli
+from conftest import run_cli
 from support.reachable import strings_reachable_from
 from support.rendering import render
 
@@ -335,7 +335,7 @@ def test_the_runtime_refuses_a_missing_key_file_and_logs_the_source_it_uses(tmp_
 # -- the command line ------------------------------------------------------------------------------
 
 
-def test_keygen_creates_missing_folders_private_and_never_prints_a_traceback(tmp_path):
+def test_keygen_creates_missing_folders_private_and_never_prints_a_traceback(tmp_path, cli):
     key = tmp_path / "home" / ".config" / "promptd" / "vault.key"
     result = cli("vault", "keygen", str(key))
     assert result.returncode == 0, result.stderr
@@ -348,7 +348,7 @@ def test_keygen_creates_missing_folders_private_and_never_prints_a_traceback(tmp
     assert refused.returncode == 2 and b"Traceback" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
 
 
-def test_seal_compiles_and_lints_first_and_refuses_on_findings(tmp_path):
+def test_seal_compiles_and_lints_first_and_refuses_on_findings(tmp_path, cli):
     key = tmp_path / "vault.key"
     assert cli("vault", "keygen", str(key)).returncode == 0
     unguarded = tmp_path / "unguarded.jinja"
@@ -370,7 +370,7 @@ def test_seal_compiles_and_lints_first_and_refuses_on_findings(tmp_path):
     assert cli("vault", "seal", str(good), "--id", "no spaces", "--key-file", str(key)).returncode == 2
 
 
-def test_a_template_reading_a_host_flag_seals_and_verifies_once_the_flag_is_declared(tmp_path):
+def test_a_template_reading_a_host_flag_seals_and_verifies_once_the_flag_is_declared(tmp_path, cli):
     key = tmp_path / "vault.key"
     assert cli("vault", "keygen", str(key)).returncode == 0
     plain = tmp_path / "beta.jinja"
@@ -384,7 +384,7 @@ def test_a_template_reading_a_host_flag_seals_and_verifies_once_the_flag_is_decl
     assert cli("vault", "verify", str(sealed), "--key-file", str(key), "--flag", "beta_tools").returncode == 0
 
 
-def test_verify_opens_compiles_and_lints_without_printing_the_plaintext(tmp_path):
+def test_verify_opens_compiles_and_lints_without_printing_the_plaintext(tmp_path, cli):
     key = tmp_path / "vault.key"
     assert cli("vault", "keygen", str(key)).returncode == 0
     good = tmp_path / "team.jinja"
@@ -404,7 +404,7 @@ def test_verify_opens_compiles_and_lints_without_printing_the_plaintext(tmp_path
     assert found.returncode == 1 and b"unguarded_tool" in found.stdout
 
 
-def test_a_sealed_primary_renders_from_the_cli_and_the_wire(tmp_path, spawn):
+def test_a_sealed_primary_renders_from_the_cli_and_the_wire(tmp_path, cli, spawn):
     key = tmp_path / "vault.key"
     assert cli("vault", "keygen", str(key)).returncode == 0
     plain = tmp_path / "primary.jinja"
@@ -421,10 +421,10 @@ def test_a_sealed_primary_renders_from_the_cli_and_the_wire(tmp_path, spawn):
 
 def test_serve_with_a_missing_key_file_exits_2_with_one_line(tmp_path):
     missing = tmp_path / "nowhere" / "vault.key"
-    result = cli("serve", env={"PROMPTD_VAULT__KEY_FILE": str(missing)}, stdin=b"")
+    result = run_cli("serve", env={"PROMPTD_VAULT__KEY_FILE": str(missing)}, stdin=b"")
     lines = result.stderr.decode().strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1 and str(missing) in lines[0] and "Traceback" not in lines[0]
-    unset = cli("serve", env={"PROMPTD_VAULT__KEY_SOURCE": "env"}, stdin=b"")
+    unset = run_cli("serve", env={"PROMPTD_VAULT__KEY_SOURCE": "env"}, stdin=b"")
     assert unset.returncode == 2 and vault.KEY_ENV in unset.stderr.decode() and len(unset.stderr.decode().strip().splitlines()) == 1
 
 
