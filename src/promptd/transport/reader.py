@@ -47,6 +47,13 @@ class InputReader(asyncio.Protocol):
         if self._transport is not None:
             self._transport.resume_reading()
 
+    def close(self) -> None:
+        """Closes the pipe transport (and the duplicate of the descriptor it reads). The reading
+        thread of a file or terminal needs nothing: it ends at end of input or with the process."""
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+
     def _read_loop(self) -> None:
         while True:
             self._room.wait()

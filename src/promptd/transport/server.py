@@ -83,7 +83,15 @@ class Server:
         await self.reader.start(self._loop)
         sweeper = self._loop.create_task(self._sweep_spill())
         await self._done.wait()
+        self.reader.close()
         sweeper.cancel()
+        # What is left (the sweeper, a handler that ignored its cancellation) is cancelled and given
+        # one pass of the loop to unwind, so no task is destroyed pending when the loop closes.
+        left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left, timeout=0)
         self.writer.close()  # flushes the answers already queued (bounded)
         code = self._exit_code if self._exit_code is not None else 0
         self.log.info("stopped", exit_code=code)
