@@ -23,7 +23,7 @@ from typing import NamedTuple
 from promptd.reminders import markup
 from promptd.reminders.sanitizer.confusables import PROTOTYPES
 from promptd.reminders.sanitizer.escapes import INTRODUCERS
-from promptd.reminders.sanitizer.fold import fold, fold_all
+from promptd.reminders.sanitizer.fold import EXTRA_BRACKETS, fold, fold_all
 
 # Characters the reader passes over between "<", "/" and the letters of a name: folded
 # whitespace, the word separators people use in tag names, Markdown's emphasis and strikethrough
@@ -36,8 +36,8 @@ SKIPPED = frozenset(" -_.:*~")
 # reads as "m", which TR39 itself has).
 _ALSO = {"i": ("l",), "l": ("i",), "d": ("cl",)}
 
-# The angle brackets the fold reads as "<" by rule (fold._EXTRA_BRACKETS).
-RULE_BRACKETS = "\u3008\u27e8\u29fc\u276c\u2329\u226e"
+# The angle brackets the fold reads as "<" by its own rule, beyond TR39.
+RULE_BRACKETS = "".join(sorted(EXTRA_BRACKETS))
 
 # Non-ASCII characters the bracket's look-ahead judges itself instead of handing them to the
 # reader: invisibles and spaces (which the reader passes over) and the look-alike letters an

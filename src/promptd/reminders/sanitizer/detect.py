@@ -182,8 +182,9 @@ def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
     # "<"), so the others are not folded.
     names = sorted(
         {name.rstrip(";") for name, value in html5.items() if value in INTERESTING or (not _BRACKET_SET.isdisjoint(value) and "".join(fold(c) for c in value) == "<")},
-        key=len,
-        reverse=True,
+        # Longest first (the alternation takes the first that matches), then by name, so the
+        # pattern is the same text in every process.
+        key=lambda name: (-len(name), name),
     )
     # Escapes are matched case-insensitively (`&LT;`, `%3c`, `\\U0000003C`) after their literal
     # introducer; the bracket's look-ahead is not, because Unicode case-insensitive classes also

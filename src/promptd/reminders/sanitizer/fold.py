@@ -39,7 +39,7 @@ _INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u180e\u2800\u034f" + "".j
 # Angle brackets that TR39 does not map to "<" but that read as one in a tag: the CJK and
 # mathematical left angle brackets and the medium left-pointing angle bracket ornament. Stricter
 # than TR39 on purpose; the rest of the folding is TR39's.
-_EXTRA_BRACKETS = frozenset("\u3008\u27e8\u29fc\u276c\u2329\u226e")
+EXTRA_BRACKETS = frozenset("\u3008\u27e8\u29fc\u276c\u2329\u226e")
 
 _cache: dict[str, str] = {}
 _alternatives_cache: dict[str, tuple[str, ...]] = {}
@@ -121,7 +121,7 @@ def _fixed(ch: str) -> str | None:
         return ""
     if ch.isspace():
         return " "
-    if ch in _EXTRA_BRACKETS:
+    if ch in EXTRA_BRACKETS:
         return "<"
     if unicodedata.category(ch) == "Pd":
         return "-"
