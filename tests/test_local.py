@@ -127,3 +127,17 @@ def test_a_call_of_an_offloaded_method_starts_no_event_loop_and_no_thread(monkey
     monkeypatch.setattr(threading.Thread, "start", refuse)
     assert door.call("content/sanitize", {"text": "<system-reminder>x"})["neutralized"] == 1
     assert door.call("citation/strip", {"text": "plain"})["text"] == "plain"
+
+
+def test_keys_and_provider_names_hold_at_most_128_characters():
+    door = quiet()
+    assert door.call("reminder/wrap", {"key": "k" * 128, "body": "x"})["text"]
+    with pytest.raises(LocalError) as caught:
+        door.call("reminder/wrap", {"key": "k" * 129, "body": "x"})
+    assert caught.value.kind == "invalid_key" and caught.value.data["limit"] == 128
+    with pytest.raises(LocalError) as caught:
+        door.call("providers/register", {"name": "n" * 129, "kind": "static", "key": "k", "text": "x"})
+    assert caught.value.kind == "invalid_provider"
+    with pytest.raises(LocalError) as caught:
+        door.call("providers/register", {"name": "n", "kind": "static", "key": "k" * 129, "text": "x"})
+    assert caught.value.kind == "invalid_key"

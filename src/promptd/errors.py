@@ -122,7 +122,7 @@ class PromptdError(Exception):
 
 
 class InvalidKey(PromptdError):
-    """A reminder key outside [A-Za-z0-9._-]+."""
+    """A reminder key outside [A-Za-z0-9._-]+ or longer than 128 characters."""
 
     code = -32010
     kind = "invalid_key"

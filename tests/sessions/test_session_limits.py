@@ -105,3 +105,28 @@ def test_a_session_keeps_digests_of_what_it_delivered_never_the_text():
     assert set(session.delivered) == {"directive"} and all(len(v) == 16 for v in session.delivered.values())
     call_in_process("turn/complete", {"session": "s"}, rt)
     assert session.delivered == {} and len(session.last_delivered["directive"]) == 16
+
+
+def test_the_delivery_log_remembers_the_most_recently_delivered_keys_only():
+    rt = runtime()
+    # A host cycling providers under ever new keys: each registered, delivered, unregistered.
+    for n in range(300):
+        name = f"p{n}"
+        call_in_process("providers/register", {"name": name, "kind": "static", "scope": "global", "key": f"k{n}.{'x' * 120}", "text": "fact"}, rt)
+        call_in_process("reminder/assemble", {"session": "s"}, rt)
+        call_in_process("turn/complete", {"session": "s"}, rt)
+        call_in_process("providers/unregister", {"name": name}, rt)
+    kept = rt.sessions.get("s").last_delivered
+    assert len(kept) == 256
+    assert f"k299.{'x' * 120}" in kept and f"k0.{'x' * 120}" not in kept
+
+
+def test_a_key_delivered_again_is_remembered_as_recent():
+    rt = runtime()
+    call_in_process("providers/register", {"name": "steady", "kind": "static", "scope": "global", "key": "steady", "text": "fact"}, rt)
+    for n in range(300):
+        call_in_process("providers/register", {"name": "other", "kind": "static", "scope": "global", "key": f"other{n}", "text": "fact"}, rt)
+        call_in_process("reminder/assemble", {"session": "s"}, rt)
+        call_in_process("turn/complete", {"session": "s"}, rt)
+        call_in_process("providers/unregister", {"name": "other"}, rt)
+    assert "steady" in rt.sessions.get("s").last_delivered

@@ -1299,7 +1299,7 @@ const (
 	CodeRequestCancelled = -32800
 	// CodeServerShutDown: Server is shut down (data.kind: shut_down)
 	CodeServerShutDown = -32002
-	// CodeInvalidKey: A reminder key outside [A-Za-z0-9._-]+. (data.kind: invalid_key)
+	// CodeInvalidKey: A reminder key outside [A-Za-z0-9._-]+ or longer than 128 characters. (data.kind: invalid_key)
 	CodeInvalidKey = -32010
 	// CodeNestedMarker: A reminder body that contains reminder markup. (data.kind: nested_marker)
 	CodeNestedMarker = -32011

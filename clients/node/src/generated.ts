@@ -1108,7 +1108,7 @@ export const ErrorCodes = {
   RequestCancelled: -32800,
   /** Server is shut down (data.kind: `shut_down`) */
   ServerShutDown: -32002,
-  /** A reminder key outside [A-Za-z0-9._-]+. (data.kind: `invalid_key`) */
+  /** A reminder key outside [A-Za-z0-9._-]+ or longer than 128 characters. (data.kind: `invalid_key`) */
   InvalidKey: -32010,
   /** A reminder body that contains reminder markup. (data.kind: `nested_marker`) */
   NestedMarker: -32011,

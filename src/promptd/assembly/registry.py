@@ -12,7 +12,7 @@ from promptd.assembly.model import Fragment, ProviderSpec
 from promptd.assembly.providers import BUILTINS, PRODUCERS, InstantProducer, Producer, produce_static
 from promptd.childenv import is_refused
 from promptd.errors import InvalidProvider, ProviderExists, UnknownProvider
-from promptd.reminders.keyed import KEY_PATTERN
+from promptd.reminders.keyed import KEY_PATTERN, MAX_KEY_CHARS
 
 # Far beyond what fits in one 6,000-character reminder; a bound so a looping host cannot grow the
 # registry (and every turn's work) without limit.
@@ -73,7 +73,7 @@ class ProviderRegistry:
 
 def check_spec(spec: ProviderSpec) -> None:
     if not KEY_PATTERN.fullmatch(spec.name):
-        raise InvalidProvider("provider name must match [A-Za-z0-9._-]+", field="name")
+        raise InvalidProvider(f"provider name must match [A-Za-z0-9._-]+, 1 to {MAX_KEY_CHARS} characters", field="name")
     if spec.kind == ProviderKind.BUILTIN:
         raise InvalidProvider("built-in providers cannot be registered", field="kind")
     needed = REQUIRED_FIELD.get(spec.kind)

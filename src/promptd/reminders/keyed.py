@@ -12,7 +12,10 @@ import re
 from promptd.errors import InvalidKey, NestedMarker
 from promptd.reminders import markup
 
-KEY_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+# A key names a kind of reminder (`todo.nudge`, `file.modified`): 128 characters is far more than
+# one needs, and it bounds what a session's delivery log keeps per key (sessions.store).
+MAX_KEY_CHARS = 128
+KEY_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,%d}" % MAX_KEY_CHARS)
 OPEN_MARKER = markup.REMINDER_OPEN
 CLOSE_MARKER = markup.REMINDER_CLOSE
 SEPARATOR = markup.BLANK_LINE
@@ -20,7 +23,7 @@ SEPARATOR = markup.BLANK_LINE
 
 def check_key(key: str) -> str:
     if not KEY_PATTERN.fullmatch(key):
-        raise InvalidKey("reminder key must match [A-Za-z0-9._-]+ and be non-empty", key_length=len(key))
+        raise InvalidKey(f"reminder key must match [A-Za-z0-9._-]+, 1 to {MAX_KEY_CHARS} characters", key_length=len(key), limit=MAX_KEY_CHARS)
     return key
 
 

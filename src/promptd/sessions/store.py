@@ -85,6 +85,12 @@ class GateTurn(NamedTuple):
     first_exhausted: bool
 
 
+# The keys whose last delivery a session remembers, the least recently delivered forgotten first:
+# a host that registers providers under ever new keys must not grow a session without bound. Far
+# more keys than a host's providers use; a forgotten key's change-only provider delivers once more.
+MAX_DELIVERED_KEYS = 256
+
+
 @dataclass
 class Session:
     id: str
@@ -157,7 +163,11 @@ class Session:
             counters.turns_since_nudge = 0
         elif counters.turns_since_nudge is not None:
             counters.turns_since_nudge += 1
-        self.last_delivered.update(self.delivered)
+        for key, text_digest in self.delivered.items():
+            self.last_delivered.pop(key, None)  # to the end: the log is kept in order of use
+            self.last_delivered[key] = text_digest
+        while len(self.last_delivered) > MAX_DELIVERED_KEYS:
+            del self.last_delivered[next(iter(self.last_delivered))]
         if "file.modified" in self.delivered:
             self.modified_files.clear()
         self.delivered.clear()
