@@ -77,7 +77,7 @@ def test_a_fifo_is_refused_without_blocking(tmp_path, home):
 
     worker = threading.Thread(target=read, daemon=True)
     worker.start()
-    worker.join(5)
+    worker.join(60)
     assert not worker.is_alive(), "reading project memory blocked on a FIFO"
     assert isinstance(outcome[0], ProviderSkipped) and outcome[0].detail == "project memory not read: AGENTS.md (not a regular file)"
 

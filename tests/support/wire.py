@@ -274,7 +274,7 @@ def replay_over_pipes(cases: list[dict[str, Any]], timeout: float = 60.0) -> Non
             replays.append(_Replay(case, in_w, out_r))
         _run_all(replays, timeout)
         for replay, (thread, status) in zip(replays, servers):
-            thread.join(10)
+            thread.join(60)
             check(replay.case, replay.got, status[0] if status else None)
     finally:
         for replay in replays:

@@ -185,7 +185,7 @@ def test_a_handler_that_ignores_its_cancellation_still_has_its_request_answered_
     os.write(in_w, lines(req("s", "test/stubborn", {})))
     time.sleep(0.1)
     os.write(in_w, lines(EXIT))
-    thread.join(10)
+    thread.join(60)
     assert status == [1]
     os.close(out_w)
     out = b""
