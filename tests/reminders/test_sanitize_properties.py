@@ -315,6 +315,7 @@ def _writings() -> dict[str, list[str]]:
 
 
 WRITINGS = _writings()
+LOOK_ALIKES = st.sampled_from(_look_alikes())
 
 
 @st.composite
@@ -327,7 +328,7 @@ def written_names(draw):
     for ch in name:
         out.append(draw(st.sampled_from(WRITINGS[ch])))
         if draw(st.integers(0, 5)) == 0:
-            out.append(draw(st.sampled_from(_look_alikes())))
+            out.append(draw(LOOK_ALIKES))
     cut = draw(st.integers(0, len(out)))
     return "".join(out[: cut if draw(st.booleans()) else len(out)]) + draw(st.sampled_from(["", ">", "<", " x", "\uff1c", "<b>", "&#115;"]))
 

@@ -21,10 +21,8 @@ from promptd.reminders.sanitizer.confusables import UNICODE_VERSION as CONFUSABL
 from promptd.reminders.sanitizer.escapes import INTRODUCERS
 from promptd.reminders.sanitizer.fold import fold_all
 
-
-def test_the_committed_tables_module_is_what_the_generator_writes():
-    committed = (ROOT / generate.TABLES_MODULE).read_bytes()
-    assert committed == generate.tables_module().encode("utf-8"), f"{generate.TABLES_MODULE} is stale: run `make confusables`"
+# That the committed module is what the generator writes now is checked with every generated file
+# (tests/test_config_cli_protocol.py, test_generated_files_are_current).
 
 
 def test_the_generated_tables_module_holds_only_printable_ascii_and_says_how_it_is_made():
