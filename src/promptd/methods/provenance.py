@@ -84,21 +84,8 @@ def parse(params: ReminderParseParams, ctx: Context) -> ReminderParseResult:
 
     blocks = provenance.parse(params.text, ctx.runtime.trust, ctx.runtime.config.reminders.style, params.session)
     at = offsets_in(params.text, ctx.runtime.offset_unit)  # in the unit the host asked for at initialize
-    return ReminderParseResult(
-        blocks=[
-            Block(
-                authenticated=b.authenticated,
-                key=b.key,
-                body=b.body,
-                display_trigger=b.display_trigger,
-                start=at(b.start),
-                end=at(b.end),
-                style=b.style,
-                refusal=b.refusal,
-            )
-            for b in blocks
-        ]
-    )
+    # The domain's blocks as they are, offsets moved into the host's unit.
+    return ReminderParseResult(blocks=[Block.model_validate(b._replace(start=at(b.start), end=at(b.end)), from_attributes=True) for b in blocks])
 
 
 def strip(params: StripParams, ctx: Context) -> StripResult:
