@@ -15,7 +15,7 @@ from promptd.reminders import markup
 # A key names a kind of reminder (`todo.nudge`, `file.modified`): 128 characters is far more than
 # one needs, and it bounds what a session's delivery log keeps per key (sessions.store).
 MAX_KEY_CHARS = 128
-KEY_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,%d}" % MAX_KEY_CHARS)
+KEY_PATTERN = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_KEY_CHARS}}}")
 OPEN_MARKER = markup.REMINDER_OPEN
 CLOSE_MARKER = markup.REMINDER_CLOSE
 SEPARATOR = markup.BLANK_LINE
