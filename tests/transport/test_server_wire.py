@@ -196,6 +196,34 @@ def test_a_handler_that_ignores_its_cancellation_still_has_its_request_answered_
         os.close(fd)
 
 
+def test_a_stopped_server_leaves_no_descriptor_open_and_no_task_pending():
+    import asyncio
+    import os
+    import threading
+
+    from promptd.config import Config
+    from promptd.logs import Logger
+    from promptd.runtime import Runtime
+    from promptd.transport.server import Server
+
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    before = set(os.listdir("/proc/self/fd"))
+    server = Server(Runtime(Config(), Logger("warning")), in_r, out_w)
+    status = []
+    thread = threading.Thread(target=lambda: status.append(server.run()), daemon=True)
+    thread.start()
+    os.write(in_w, lines(req(1, "reminder/wrap", WRAP), EXIT))
+    thread.join(60)
+    assert status == [1]
+    # While the server object lives on: the pipe transport's duplicate of stdin is closed, not
+    # left to the garbage collector, and no task of its loop (the spill sweeper) is left pending.
+    assert set(os.listdir("/proc/self/fd")) <= before
+    assert asyncio.all_tasks(server._loop) == set()
+    for fd in (in_r, in_w, out_r, out_w):
+        os.close(fd)
+
+
 def test_input_from_a_regular_file_is_read_by_a_thread_and_served_to_its_end(tmp_path):
     # A file cannot be read by the event loop (nor made non-blocking): the reader thread's path.
     import os
