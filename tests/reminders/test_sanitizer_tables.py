@@ -102,7 +102,7 @@ def test_a_detect_that_computes_its_tables_builds_the_same_patterns(computing):
     assert computing.BRACKETS == detect.BRACKETS and computing.INTERESTING == detect.INTERESTING
     assert computing._name_pattern() == detect._name_pattern()
     assert computing._OTHER_STARTS == detect._OTHER_STARTS
-    assert [(first, pattern.pattern) for first, pattern in computing._ASCII_CANDIDATES] == [(first, pattern.pattern) for first, pattern in detect._ASCII_CANDIDATES]
+    assert computing._ascii_sources() == detect._ascii_sources()
 
 
 FORGED = [
@@ -135,3 +135,14 @@ _PIECES = sorted(set(tables.TABLE_BRACKETS + tables.JUDGED_SKIPPED[::5] + tables
 @given(st.lists(st.one_of(st.sampled_from(_PIECES), st.sampled_from(["<system", "-reminder", "<display", "trigger", "&lt;"])), max_size=24).map("".join))
 def test_a_detect_that_computes_its_tables_scans_any_text_of_their_characters_the_same(computing, text):
     assert computing.scan(text) == detect.scan(text)
+
+
+def test_a_candidate_pattern_is_compiled_only_once_a_text_holds_its_first_character(computing):
+    # Plain text compiles none of the four; each introducer compiles its own.
+    computing._ascii_pattern.cache_clear()
+    assert computing.scan("plain words, nothing to see") == []
+    assert computing._ascii_pattern.cache_info().currsize == 0
+    assert computing.scan("a &lt;system-reminder> b") != []
+    assert computing._ascii_pattern.cache_info().currsize == 1
+    assert computing.scan("x < y and <system-reminder>") == detect.scan("x < y and <system-reminder>") != []
+    assert computing._ascii_pattern.cache_info().currsize == 2

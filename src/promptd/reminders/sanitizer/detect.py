@@ -166,10 +166,18 @@ def _trie(words: list[str]) -> str:
     return tree + "?" if ends else tree
 
 
-def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
-    """Where a forged tag or delimiter could begin: one regex per ASCII introducer or bracket,
-    each beginning with its literal character so the regex engine skips ahead at memchr speed,
-    and the non-ASCII characters that can begin one.
+# The ASCII characters a forged tag or delimiter can begin with: the bracket and the escape
+# introducers, each the literal first character of its candidate pattern.
+_ASCII_FIRSTS = "<&%\\"
+
+
+@functools.cache
+def _ascii_sources() -> dict[str, str]:
+    """Where a forged tag or delimiter could begin, by its first ASCII character: one regex per
+    introducer or bracket, each beginning with its literal character so the regex engine skips
+    ahead at memchr speed. Built, and each compiled (`_ascii_pattern`), when a text first holds
+    the character: compiling all four was a third of this module's import, which a host's first
+    turn waited for even when its text held none of them.
 
     Together they let through every place the reader could accept and skip the common harmless
     ones (`&quot;`, `%20`, `\\n`, `i < n`, `<div`), which is what makes ordinary code, logs and
@@ -226,11 +234,15 @@ def _candidate_patterns() -> tuple[list[tuple[str, re.Pattern[str]]], str]:
         + r")))"
     )
     bracket = "<" + name
-    # Each with its first character (the backslash pattern's is the escaped "\\"), which must be in
-    # a text for the pattern to match there.
-    ascii_patterns = [(p[0], re.compile(p)) for p in (bracket, entity, percent, backslash)]
-    others = "".join(c for c in sorted(set(INTERESTING)) if not c.isascii())
-    return ascii_patterns, others
+    # Each under its first character (the backslash pattern's is the escaped "\\"), which must be
+    # in a text for the pattern to match there.
+    sources = {source[0]: source for source in (bracket, entity, percent, backslash)}
+    return sources
+
+
+@functools.cache
+def _ascii_pattern(first: str) -> re.Pattern[str]:
+    return re.compile(_ascii_sources()[first])
 
 
 class Hit(NamedTuple):
@@ -385,7 +397,8 @@ def _advance(seen: str, folded: str) -> str | None:
     return seen
 
 
-_ASCII_CANDIDATES, _OTHER_STARTS = _candidate_patterns()
+# The non-ASCII characters that can begin a forged tag or delimiter.
+_OTHER_STARTS = "".join(c for c in sorted(set(INTERESTING)) if not c.isascii())
 _OTHER_BMP_STARTS = "".join(c for c in _OTHER_STARTS if ord(c) <= 0xFFFF)
 
 
@@ -397,12 +410,12 @@ def _other_start(ch: str) -> re.Pattern[str]:
 
 
 def _candidate_starts(text: str, others: str | None) -> list[int]:
-    """Where `_candidate_patterns`' patterns match in `text`, in order. Each pattern begins with a
+    """Where the candidate patterns (`_ascii_sources`, `_other_start`) match in `text`, in order. Each pattern begins with a
     literal, so the regex engine skips to the next one at memchr speed; a pattern whose first
     character is absent is not run at all, and each non-ASCII start present is searched as a
     literal of its own (a character class is read one character at a time, ten times slower).
     `others` is `text`'s non-ASCII characters (promptd.text.non_ascii), when the caller has them."""
-    found = [[match.start() for match in pattern.finditer(text)] for first, pattern in _ASCII_CANDIDATES if first in text]
+    found = [[match.start() for match in _ascii_pattern(first).finditer(text)] for first in _ASCII_FIRSTS if first in text]
     if not text.isascii():
         present = non_ascii(text).chars if others is None else others
         for ch in _OTHER_STARTS if has_astral(present) else _OTHER_BMP_STARTS:
