@@ -10,6 +10,7 @@ run of one character class, so reading a unit never backtracks more than its own
 
 from __future__ import annotations
 
+import html
 import re
 from html.entities import html5
 
@@ -39,8 +40,18 @@ _SIMPLE_BACKSLASH = {"/": "/", '"': '"', "'": "'", "b": "\b", "f": "\f", "n": "\
 _LEGACY = frozenset(name for name in html5 if not name.endswith(";"))
 
 
+# HTML5 reads the numeric references &#128; to &#159; as Windows-1252 (`&#139;` is "‹", `&#154;`
+# is "š"), as every browser and html.unescape do; the table is the standard library's.
+_C1_REFERENCES = {value: html.unescape(f"&#{value};") for value in range(0x80, 0xA0)}
+
+
 def _code_point(value: int) -> str | None:
     return chr(value) if value <= 0x10FFFF else None
+
+
+def _reference(value: int) -> str | None:
+    """What a numeric character reference stands for."""
+    return _C1_REFERENCES.get(value) or _code_point(value)
 
 
 def _entity(text: str, j: int) -> tuple[str, int] | None:
@@ -49,10 +60,10 @@ def _entity(text: str, j: int) -> tuple[str, int] | None:
         return None
     hex_digits, dec_digits, name, semicolon = m.groups()
     if hex_digits is not None:
-        decoded = _code_point(int(hex_digits, 16))
+        decoded = _reference(int(hex_digits, 16))
         return (decoded, m.end()) if decoded else None
     if dec_digits is not None:
-        decoded = _code_point(int(dec_digits))
+        decoded = _reference(int(dec_digits))
         return (decoded, m.end()) if decoded else None
     if semicolon and name + ";" in html5:
         return html5[name + ";"], m.end()

@@ -37,9 +37,12 @@ from promptd.reminders.sanitizer.letters import BASES, MARK_LETTERS
 _INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u180e\u2800\u034f" + "".join(chr(c) for c in range(0xFE00, 0xFE10)))
 
 # Angle brackets that TR39 does not map to "<" but that read as one in a tag: the CJK and
-# mathematical left angle brackets and the medium left-pointing angle bracket ornament. Stricter
-# than TR39 on purpose; the rest of the folding is TR39's.
-EXTRA_BRACKETS = frozenset("\u3008\u27e8\u29fc\u276c\u2329\u226e")
+# mathematical left angle brackets (single, double, with a dot), the angle bracket ornaments
+# (medium, heavy), the vertical presentation forms, and the double angle quotation marks and
+# "much less-than", which read as "<<". Stricter than TR39 on purpose; the rest of the folding is
+# TR39's. Only the characters themselves: one whose TR39 prototype is such a bracket (the kana
+# "く" is) stays itself, or common Japanese text would be full of tag starts.
+EXTRA_BRACKETS = frozenset("\u3008\u27e8\u29fc\u276c\u2329\u226e\u2770\u27ea\u300a\u2991\ufe3d\ufe3f\u226a\u00ab")
 
 _cache: dict[str, str] = {}
 _alternatives_cache: dict[str, tuple[str, ...]] = {}
