@@ -9,6 +9,7 @@ what this produces, so a stale file fails the build.
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from pathlib import Path
 
@@ -203,7 +204,13 @@ def confusables_module() -> str:
 # stroke, curl, tail, belt or flourish ("LATIN SMALL LETTER T WITH RETROFLEX HOOK") is the letter
 # before "WITH"; a modifier, subscript or superscript letter ("MODIFIER LETTER SMALL M") is the
 # letter it repeats. TR39 lists many such letters but not all (ʈ, ɾ, ȿ, ᶒ, ᶆ are missing from it),
-# and NFKD decomposes only those built with a combining mark. The names come from the standard
+# and NFKD decomposes only those built with a combining mark. An enclosed letter, a symbol named
+# for its enclosure and the letter inside ("NEGATIVE SQUARED LATIN CAPITAL LETTER S", "PARENTHESIZED
+# LATIN SMALL LETTER S"), and a regional indicator ("REGIONAL INDICATOR SYMBOL LETTER S"), which a
+# font draws as the boxed letter when it stands alone, are that letter: TR39 lists none of them,
+# and NFKD leaves the negative ones as they are and wraps the parenthesized ones in brackets. The
+# rule asks for a symbol (category So) so that the combining letters (Mn) and the tag letters (Cf,
+# sanitizer/tags.py) stay out of it. The names come from the standard
 # library's unicodedata, so the table is of the Unicode version of the Python that generated it
 # (recorded in the module; a test fails when the running Python would generate another table).
 LETTERS_MODULE = "src/promptd/reminders/sanitizer/letters.py"
@@ -237,6 +244,20 @@ def _lookup(name: str) -> str | None:
         return None
 
 
+# An enclosed Latin letter's name, whatever its enclosure words, and a regional indicator's.
+_ENCLOSED_LETTER = re.compile(r"(?:[A-Z]+ )+(LATIN (?:CAPITAL|SMALL) LETTER [A-Z])|REGIONAL INDICATOR SYMBOL LETTER ([A-Z])")
+
+
+def _enclosed_name(char: str, name: str) -> str | None:
+    """The name of the letter the symbol `char` encloses or stands for, or None."""
+    import unicodedata
+
+    found = _ENCLOSED_LETTER.fullmatch(name) if unicodedata.category(char) == "So" else None
+    if found is None:
+        return None
+    return found.group(1) or f"LATIN CAPITAL LETTER {found.group(2)}"
+
+
 def _base_name(name: str) -> str | None:
     """The name of the letter `name`'s character is built on, one step, or None."""
     for form, letter in _LETTER_FORMS:
@@ -260,9 +281,10 @@ def _marks_removed(text: str) -> str:
 
 
 def letter_bases() -> dict[str, str]:
-    """{character: the letter it is built on} for the Latin, Greek and Cyrillic letters whose
-    names say so, where NFKD does not already reduce the character to that letter (é is left to
-    NFKD; ẚ, whose NFKD is "aʾ", is listed)."""
+    """{character: the letter it is built on} for the Latin, Greek and Cyrillic letters and the
+    enclosed Latin letters whose names say so, where NFKD does not already reduce the character to
+    that letter (é and Ⓢ are left to NFKD; ẚ, whose NFKD is "aʾ", and ⒮, whose NFKD is "(s)", are
+    listed)."""
     import sys
     import unicodedata
 
@@ -273,7 +295,7 @@ def letter_bases() -> dict[str, str]:
         if name.startswith(tuple(form for form, _ in _LETTER_FORMS)) and unicodedata.decomposition(char):
             continue  # a modifier letter that decomposes: NFKD reaches its letter (ᵃ is "a", ᶪ is ᶅ)
         base = None
-        step = _base_name(name)
+        step = _enclosed_name(char, name) or _base_name(name)
         while step is not None:
             found = _lookup(step)
             if found is not None:
@@ -313,11 +335,14 @@ def letters_module() -> str:
         f"# Unicode character names of Python's unicodedata, Unicode version {unicodedata.unidata_version}; regenerate instead of editing.",
         '"""The letters look-alikes are built on, from Unicode\'s character names (beside TR39\'s table).',
         "",
-        f"BASES maps {len(bases)} Latin, Greek and Cyrillic letters to the letter each is built on: a letter",
+        f"BASES maps {len(bases)} characters to the letter each is built on: a Latin, Greek or Cyrillic letter",
         'with a hook, stroke, curl, tail, belt or flourish is the letter before "WITH" in its name',
         '("LATIN SMALL LETTER T WITH RETROFLEX HOOK" is "t", "... OPEN E WITH RETROFLEX HOOK" is U+025B),',
-        "a modifier, subscript or superscript letter the letter its name repeats, followed to the end.",
-        "Letters that NFKD already reduces to their base (U+00E9, U+1D43, U+1DAA) are not listed.",
+        "a modifier, subscript or superscript letter the letter its name repeats, followed to the end;",
+        'an enclosed letter the Latin letter its name ends with ("NEGATIVE SQUARED LATIN CAPITAL LETTER S"',
+        'and "PARENTHESIZED LATIN SMALL LETTER S" are "S" and "s"), a regional indicator its letter.',
+        "Characters that NFKD already reduces to their base (U+00E9, U+1D43, U+1DAA, U+24C8) are not",
+        'listed; those NFKD wraps in brackets (U+24AE is "(s)") are, and read as the bare letter as well.',
         "",
         f"MARK_LETTERS maps {len(marks)} spacing marks to the letter they pass for where a tag name has a",
         'letter (the ogonek, cedilla, dot above, modifier vertical lines and iota subscript read as "i").',

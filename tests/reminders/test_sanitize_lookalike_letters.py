@@ -55,6 +55,13 @@ def test_every_base_is_a_letter_of_its_own_and_no_entry_is_left_to_nfkd():
         ("\u1d93", "\u025b"),  # LATIN SMALL LETTER OPEN E WITH RETROFLEX HOOK: the open e
         ("\u029b", "\u0262"),  # LATIN LETTER SMALL CAPITAL G WITH HOOK: the small capital G
         ("\u04ad", "\u0442"),  # CYRILLIC SMALL LETTER TE WITH DESCENDER: the Cyrillic te
+        ("\U0001f182", "S"),  # NEGATIVE SQUARED LATIN CAPITAL LETTER S
+        ("\U0001f162", "S"),  # NEGATIVE CIRCLED LATIN CAPITAL LETTER S
+        ("\U0001f18a", "P"),  # CROSSED NEGATIVE SQUARED LATIN CAPITAL LETTER P
+        ("\u24ae", "s"),  # PARENTHESIZED LATIN SMALL LETTER S (NFKD: "(s)")
+        ("\U0001f122", "S"),  # PARENTHESIZED LATIN CAPITAL LETTER S (NFKD: "(S)")
+        ("\U0001f12a", "S"),  # TORTOISE SHELL BRACKETED LATIN CAPITAL LETTER S (NFKD: "〔S〕")
+        ("\U0001f1f8", "S"),  # REGIONAL INDICATOR SYMBOL LETTER S
     ],
 )
 def test_a_letter_is_listed_with_the_letter_its_name_builds_it_on(char, base):
@@ -65,6 +72,15 @@ def test_a_decomposing_letter_and_a_digraph_are_not_listed():
     assert "\u00e9" not in letters.BASES  # é: NFKD reaches e
     assert "\u1d43" not in letters.BASES  # MODIFIER LETTER SMALL A: NFKD reaches a
     assert "\u01f2" not in letters.BASES  # LATIN CAPITAL LETTER D WITH SMALL LETTER Z: two letters
+    assert "\u24c8" not in letters.BASES  # CIRCLED LATIN CAPITAL LETTER S: NFKD reaches S
+    assert "\U0001f142" not in letters.BASES  # SQUARED LATIN CAPITAL LETTER S: NFKD reaches S
+
+
+def test_combining_and_tag_letters_are_not_enclosed_letters():
+    # Their names end like an enclosed letter's, but a combining letter is a mark drawn over
+    # another and a tag letter is invisible (sanitizer/tags.py removes or keeps their runs).
+    assert "\u0363" not in letters.BASES  # COMBINING LATIN SMALL LETTER A
+    assert "\U000e0073" not in letters.BASES  # TAG LATIN SMALL LETTER S
 
 
 @pytest.mark.parametrize(
@@ -98,6 +114,63 @@ def test_a_spacing_mark_between_letters_is_still_passed_over():
 def test_letters_and_marks_outside_a_tag_name_are_left_alone():
     for text in ("\u0288\u027e\u023f\u1d92 IPA: [\u0288\u0282\u0256\u027e] \u02c8stress \u02cclow", "a < \u0288 and <\u02dbx>", "<\u1d86y-tag>"):
         assert sanitize(text) == (text, 0)
+
+
+def _enclosed(first: int, word: str) -> str:
+    """`word` with each letter written as the character `first` + its place in the alphabet."""
+    return "".join(chr(first + ord(c) - ord("a")) if c.isalpha() else c for c in word.lower())
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        0x1F170,  # NEGATIVE SQUARED LATIN CAPITAL LETTER A
+        0x1F150,  # NEGATIVE CIRCLED LATIN CAPITAL LETTER A
+        0x249C,  # PARENTHESIZED LATIN SMALL LETTER A
+        0x1F110,  # PARENTHESIZED LATIN CAPITAL LETTER A
+        0x1F1E6,  # REGIONAL INDICATOR SYMBOL LETTER A
+    ],
+    ids=["negative-squared", "negative-circled", "parenthesized-small", "parenthesized-capital", "regional-indicator"],
+)
+@pytest.mark.parametrize("name", TAG_NAMES)
+def test_a_tag_name_spelled_in_enclosed_letters_is_a_forged_tag(first, name):
+    for text in ("<" + _enclosed(first, name) + ">", "</" + _enclosed(first, name) + ">"):
+        assert _is_tag(text)
+        cleaned = sanitize(text)
+        assert cleaned.neutralized == 1
+        assert sanitize(cleaned.text) == (cleaned.text, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<sy\U0001f12atem-reminder>",  # the tortoise shell bracketed S
+        "<sys\U0001f183em-rem\U0001f158nder>",  # a negative squared T, a negative circled I
+        "<\u24aeystem-\U0001f121eminder>",  # parenthesized s and R
+        "<display-\U0001f1f9rigger>",  # a regional indicator T
+        "<S\U0001f1fe\U0001f142tem-\U0001f161\u24a0\U0001f17cinder>",  # five enclosures and plain letters
+    ],
+)
+def test_a_tag_name_mixing_plain_and_enclosed_letters_is_a_forged_tag(text):
+    assert _is_tag(text)
+    cleaned = sanitize(text)
+    assert cleaned.neutralized == 1
+    assert sanitize(cleaned.text) == (cleaned.text, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\U0001f1ec\U0001f1e7 \U0001f1eb\U0001f1f7",  # the flags of the United Kingdom and France
+        "Made in \U0001f1eb\U0001f1f7France, shipped from\U0001f1ec\U0001f1e7.",
+        "<\U0001f1ec\U0001f1e7> and <\U0001f1f8\U0001f1fe flag",  # flags after a bracket, no tag name
+        "\U0001f1f8\U0001f1fe\U0001f1f8\U0001f1f9\U0001f1ea\U0001f1f2-reminder without a bracket",
+        "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f next to \U0001f1ec\U0001f1e7",  # England's flag
+        "see \u24ae and (s), \U0001f170\U0001f171 \U0001f197 \U0001f17f parking, <\U0001f182> x < \U0001f182\U0001f188\U0001f182",
+    ],
+)
+def test_ordinary_text_with_enclosed_letters_and_flags_is_left_byte_identical(text):
+    assert sanitize(text) == (text, 0)
 
 
 def test_every_tr39_entry_whose_prototype_reads_as_letters_reads_as_its_prototype():
@@ -181,3 +254,18 @@ def test_every_look_alike_whose_name_gives_a_letter_of_a_tag_name_is_read_as_tha
 def test_the_excluded_characters_are_ones_such_a_name_gives(named_letters):
     assert NOT_LOOK_ALIKES.keys() <= named_letters.keys()
     assert len(named_letters) > 500
+
+
+def test_every_enclosed_letter_of_a_tag_names_letter_reads_as_that_letter():
+    # Unicode's names are the oracle: every symbol named for an enclosure and a Latin letter, and
+    # every regional indicator, stands for its letter in every place of a tag name.
+    named = re.compile(r"(?:[A-Z]+ )+LATIN (?:CAPITAL|SMALL) LETTER ([A-Z])|REGIONAL INDICATOR SYMBOL LETTER ([A-Z])")
+    enclosed = {}
+    for code in range(0x2000, sys.maxunicode + 1):
+        char = chr(code)
+        match = named.fullmatch(unicodedata.name(char, ""))
+        if match and unicodedata.category(char) == "So":
+            enclosed[char] = (match.group(1) or match.group(2)).lower()
+    assert len(enclosed) > 200
+    missed = [f"U+{ord(char):04X}" for char, letter in enclosed.items() if letter in _LETTERS and not _read_in_every_place(char, letter)]
+    assert not missed
