@@ -77,10 +77,29 @@ def _entity(text: str, j: int) -> tuple[str, int] | None:
     return None
 
 
+def _high_surrogate(value: int) -> bool:
+    return 0xD800 <= value < 0xDC00
+
+
+def _paired(high: int, low: int) -> str | None:
+    """The character a UTF-16 surrogate pair stands for, or None when `low` is no low half."""
+    if not 0xDC00 <= low < 0xE000:
+        return None
+    return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+
 def _percent(text: str, j: int) -> tuple[str, int] | None:
     m = _PERCENT_U.match(text, j)
     if m is not None:
-        return chr(int(m.group(1), 16)), m.end()
+        value, end = int(m.group(1), 16), m.end()
+        # JavaScript's escape() writes a character beyond the BMP as two halves (%uD83C%uDD82),
+        # which unescape() joins again.
+        if _high_surrogate(value) and end < len(text) and INTRODUCERS.get(text[end]) == "%":
+            low = _PERCENT_U.match(text, end + 1)
+            joined = _paired(value, int(low.group(1), 16)) if low is not None else None
+            if low is not None and joined is not None:
+                return joined, low.end()
+        return chr(value), end
     m = _PERCENT.match(text, j)
     if m is None:
         return None
@@ -119,12 +138,50 @@ def _backslash(text: str, j: int) -> tuple[str, int] | None:
     braced, four, eight, two, octal, simple = m.groups()
     if simple is not None:
         return _SIMPLE_BACKSLASH[simple], m.end()
+    if four is not None and _high_surrogate(int(four, 16)) and m.end() < len(text) and INTRODUCERS.get(text[m.end()]) == "\\":
+        # JSON and JavaScript write a character beyond the BMP as two halves (\ud83c\udd82, what
+        # json.dumps gives by default), which every JSON reader joins again.
+        low = _BACKSLASH.match(text, m.end() + 1)
+        joined = _paired(int(four, 16), int(low.group(2), 16)) if low is not None and low.group(2) is not None else None
+        if low is not None and joined is not None:
+            return joined, low.end()
     digits = braced or four or eight or two
     decoded = _code_point(int(digits, 16)) if digits is not None else chr(int(octal, 8))
     return (decoded, m.end()) if decoded else None
 
 
 _DECODERS = {"&": _entity, "%": _percent, "\\": _backslash}
+
+
+# The most characters of an escape written wholly in another escape's form (`%26%23139%3B` is
+# `&#139;` percent-encoded) that are decoded to read it: the longest HTML5 entity and its "&", ";".
+MAX_ESCAPED_ESCAPE = 40
+_ESCAPE_BODY = "#;{}"
+
+
+def _in_outer_form(text: str, start: int, kind: str, inner: str) -> tuple[str, int] | None:
+    """The `inner` escape whose characters follow `start`, each written as a `kind` escape or as
+    itself (a URL decoded once, then read as HTML: `%26%23139%3B` -> `&#139;` -> "‹")."""
+    chars: list[str] = []
+    ends: list[int] = []
+    at = start
+    while at < len(text) and len(chars) < MAX_ESCAPED_ESCAPE:
+        ch, after = text[at], at + 1
+        if INTRODUCERS.get(ch) == kind:
+            one = _DECODERS[kind](text, after)
+            if one is None:
+                break
+            ch, after = one
+        # Only what an escape's body is made of: a run of `%26` stops at its second one.
+        if len(ch) != 1 or not (ch.isascii() and (ch.isalnum() or ch in _ESCAPE_BODY)):
+            break
+        chars.append(ch)
+        at = after
+        ends.append(at)
+    decoded = _DECODERS[inner]("".join(chars), 0)
+    if decoded is None or decoded[1] == 0:
+        return None
+    return decoded[0], ends[decoded[1] - 1]
 
 
 def decode(text: str, i: int) -> tuple[str, int] | None:
@@ -139,6 +196,12 @@ def decode(text: str, i: int) -> tuple[str, int] | None:
         if inner is None:
             break
         further = _DECODERS[inner](text, end)
+        if inner != kind:
+            # Read as the decoder of the outer form would leave it, where that reads further
+            # (`%26lt%3B` is `&lt;` once percent-decoded, not `&lt` and a `%3B`).
+            outer = _in_outer_form(text, end, kind, inner)
+            if outer is not None and (further is None or outer[1] > further[1]):
+                further = outer
         if further is None:
             break
         decoded = further
