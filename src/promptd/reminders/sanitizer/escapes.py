@@ -157,6 +157,7 @@ _DECODERS = {"&": _entity, "%": _percent, "\\": _backslash}
 # `&#139;` percent-encoded) that are decoded to read it: the longest HTML5 entity and its "&", ";".
 MAX_ESCAPED_ESCAPE = 40
 _ESCAPE_BODY = "#;{}"
+_NUMBER_START = "#xX"
 
 
 def _in_outer_form(text: str, start: int, kind: str, inner: str) -> tuple[str, int] | None:
@@ -175,8 +176,14 @@ def _in_outer_form(text: str, start: int, kind: str, inner: str) -> tuple[str, i
         # Only what an escape's body is made of: a run of `%26` stops at its second one.
         if len(ch) != 1 or not (ch.isascii() and (ch.isalnum() or ch in _ESCAPE_BODY)):
             break
-        chars.append(ch)
         at = after
+        if ch == "0" and chars and chars[0] == "#" and chars[-1] in _NUMBER_START and len(chars) <= 2:
+            # A reference's leading zeros (`&#00060;`), which browsers take in any number, are
+            # passed over, so no count of them exhausts the budget; the digits after stand alone.
+            if ends:
+                ends[-1] = at
+            continue
+        chars.append(ch)
         ends.append(at)
     decoded = _DECODERS[inner]("".join(chars), 0)
     if decoded is None or decoded[1] == 0:
