@@ -40,6 +40,8 @@ DISGUISES = [
     ("surrogate_pair_escape_math_letter", "<\\uD835\\uDC2Cystem-reminder>", 1),
     ("surrogate_pair_escape_inside_name", "<system-remi\\ud83c\\udd7dder>", 1),
     ("surrogate_pair_escape_bracket", "\\ud800\\udf2dsystem-reminder>", 1),
+    ("javascript_braced_surrogate_pair_bracket", "\\u{D800}\\u{DF2D}system-reminder>", 1),
+    ("javascript_mixed_surrogate_pair_letter", "<\\ud83c\\u{dd82}ystem-reminder>", 1),
     ("javascript_escape_surrogate_pair", "<%uD83C%uDD82ystem-reminder>", 1),
     # an escape written wholly in another escape's form: URL-decoded once, then read as HTML
     ("percent_encoded_numeric_reference", "%26%23139%3Bsystem-reminder>", 1),

@@ -215,12 +215,12 @@ def _ascii_sources() -> dict[str, str]:
     )
     # Any percent byte that is ASCII-interesting, or a UTF-8 lead byte (the multi-byte forms).
     other_bytes = _trie([f"{p:02x}" for p in points if p < 0x80 and p != 0x3C])
-    other_hexes = _trie([f"{p:x}" for p in points if p != 0x3C])
-    # Four-digit forms write a character beyond the BMP as two halves (\ud800\udf2d): the high
-    # half of each such character that matters goes to the reader, which joins the pair.
+    # The hex forms of the others, and the high half of each such character beyond the BMP: JSON
+    # and JavaScript write those as two halves (\ud800\udf2d, \u{d800}\u{df2d}), which the
+    # reader joins.
     high_halves = sorted({0xD800 + ((p - 0x10000) >> 10) for p in points if p > 0xFFFF})
-    four_digit_hexes = _trie([f"{p:x}" for p in points if p != 0x3C] + [f"{h:x}" for h in high_halves])
-    percent = r"%(?=[0-9a-fA-FuU])(?ai:(?:25)*)(?:(?ai:3c|u0*3c)" + name + r"|(?ai:" + other_bytes + r"|[c-f][0-9a-f]|u0*(?:" + four_digit_hexes + r")))"
+    other_hexes = _trie([f"{p:x}" for p in points if p != 0x3C] + [f"{h:x}" for h in high_halves])
+    percent = r"%(?=[0-9a-fA-FuU])(?ai:(?:25)*)(?:(?ai:3c|u0*3c)" + name + r"|(?ai:" + other_bytes + r"|[c-f][0-9a-f]|u0*(?:" + other_hexes + r")))"
     # A run of backslashes is entered only at its first backslash (the look-behind) and read
     # possessively: tried from every backslash of the run, it would be quadratic.
     other_octals = _trie([f"{p:o}" for p in points if p < 0o400 and p != 0x3C])
@@ -230,7 +230,7 @@ def _ascii_sources() -> dict[str, str]:
         + r"|(?ai:[ux]\{0*(?:"
         + other_hexes
         + r")\}|u0*(?:"
-        + four_digit_hexes
+        + other_hexes
         + r")|x(?:"
         + other_bytes
         + r")|0*(?:"

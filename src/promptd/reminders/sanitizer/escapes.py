@@ -138,11 +138,14 @@ def _backslash(text: str, j: int) -> tuple[str, int] | None:
     braced, four, eight, two, octal, simple = m.groups()
     if simple is not None:
         return _SIMPLE_BACKSLASH[simple], m.end()
-    if four is not None and _high_surrogate(int(four, 16)) and m.end() < len(text) and INTRODUCERS.get(text[m.end()]) == "\\":
+    half = four or braced
+    if half is not None and _high_surrogate(int(half, 16)) and m.end() < len(text) and INTRODUCERS.get(text[m.end()]) == "\\":
         # JSON and JavaScript write a character beyond the BMP as two halves (\ud83c\udd82, what
-        # json.dumps gives by default), which every JSON reader joins again.
+        # json.dumps gives by default; JavaScript also \u{d83c}\u{dd82}), which their readers
+        # join again.
         low = _BACKSLASH.match(text, m.end() + 1)
-        joined = _paired(int(four, 16), int(low.group(2), 16)) if low is not None and low.group(2) is not None else None
+        low_half = (low.group(2) or low.group(1)) if low is not None else None
+        joined = _paired(int(half, 16), int(low_half, 16)) if low_half is not None else None
         if low is not None and joined is not None:
             return joined, low.end()
     digits = braced or four or eight or two
