@@ -388,7 +388,7 @@ def tables_module() -> str:
     import unicodedata
 
     from promptd.reminders.sanitizer.confusables import UNICODE_VERSION
-    from promptd.reminders.sanitizer.derivation import compute
+    from promptd.reminders.sanitizer.derivation import Tables, compute
 
     derived = compute()
     lines = [
@@ -411,7 +411,8 @@ def tables_module() -> str:
         f"UNIDATA_VERSION: str = {_py_string(unicodedata.unidata_version)}",
         f"CONFUSABLES_VERSION: str = {_py_string(UNICODE_VERSION)}",
     ]
-    for name, value in zip(("TABLE_BRACKETS", "JUDGED_SKIPPED", "JUDGED_SINGLE", "NAME_LETTERS"), derived):
+    # Each field of derivation.Tables as a constant of its name in capitals (detect.py reads them so).
+    for name, value in zip((field.upper() for field in Tables._fields), derived):
         if list(value) != sorted(set(value)):
             raise ValueError(f"{name}: derivation.py returned a string that is not sorted or holds a repeat")
         if len(value) <= _TABLE_LINE_CHARS:

@@ -48,7 +48,7 @@ def _derived() -> Tables:
     Unicode data of the running Python and the committed confusables table, else computed now
     (tens of milliseconds more at import, the same tables)."""
     if tables.UNIDATA_VERSION == unicodedata.unidata_version and tables.CONFUSABLES_VERSION == CONFUSABLES_VERSION:
-        return Tables(tables.TABLE_BRACKETS, tables.JUDGED_SKIPPED, tables.JUDGED_SINGLE, tables.NAME_LETTERS)
+        return Tables(*(getattr(tables, field.upper()) for field in Tables._fields))
     return compute()
 
 
@@ -76,7 +76,7 @@ _MARKUP = re.compile(
 _COMPLETE, _PREFIXES = names()
 
 # Every character that folds to "<" (checked against all of Unicode by the tests).
-BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", "\ufe3f", *_DERIVED.table_brackets, *RULE_BRACKETS}))
+BRACKETS = "".join(sorted({"<", "\uff1c", "\ufe64", *_DERIVED.table_brackets, *RULE_BRACKETS}))
 # What an escape must decode to for its place to be worth reading: a bracket, a delimiter, or an
 # introducer of a further escape (double encoding).
 INTERESTING = BRACKETS + PUA_OPEN + PUA_CLOSE + "".join(INTRODUCERS)
